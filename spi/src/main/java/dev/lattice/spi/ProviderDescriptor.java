@@ -1,0 +1,40 @@
+package dev.lattice.spi;
+
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a provider is and can do, as returned by {@link WalStorageProvider#describe()}.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param name a short human-readable name, e.g. {@code "chronicle"}
+ * @param version the provider implementation's version
+ * @param limits the provider's real limits
+ * @param durability what a committed entry survives with the provider's current configuration
+ * @param features the optional behaviours it implements
+ */
+public record ProviderDescriptor(String name, String version, ProviderLimits limits, DurabilityLevel durability,
+                                 Set<ProviderFeature> features) {
+
+    /**
+     * Creates a descriptor.
+     *
+     * @throws NullPointerException if any component is null
+     */
+    public ProviderDescriptor {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(version, "version");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(durability, "durability");
+        features = Set.copyOf(Objects.requireNonNull(features, "features"));
+    }
+
+    /**
+     * @param feature a feature
+     * @return true when the provider declares it
+     */
+    public boolean has(ProviderFeature feature) {
+        return features.contains(feature);
+    }
+}

@@ -1,0 +1,16 @@
+package dev.lattice.spi;
+
+/** Optional behaviours a provider declares in {@link ProviderDescriptor#features()}. */
+public enum ProviderFeature {
+    /**
+     * {@code stage} only validates and keeps the batch in memory; the write happens in {@code commit}, whose one
+     * backend operation is atomic. A staged batch does not survive a close or crash (reconcile finds nothing).
+     */
+    DEFERRED_STAGE,
+    /** {@link LogState#physicalBytes()} is known (not {@code -1}). */
+    PHYSICAL_BYTES,
+    /** Stages of consecutive batches of one log may run concurrently from several threads. */
+    CONCURRENT_STAGE,
+    /** Committed data survives closing the provider and opening it again over the same storage. */
+    PERSISTENT
+}

@@ -1,0 +1,239 @@
+package dev.lattice.spi;
+
+import java.util.List;
+
+/**
+ * A durable write-ahead log store: the SPI every Lattice provider implements. One provider instance holds many
+ * logs, each addressed by a {@link LogId}.
+ *
+ * <h2>General rules (every method)</h2>
+ * <ul>
+ *   <li>The SPI is synchronous: a call returns when its work is done on the backend. The engine owns threads and
+ *       timeouts.</li>
+ *   <li>Arguments are validated before any I/O: null arguments throw {@link NullPointerException}, out-of-range
+ *       ones {@link IllegalArgumentException}, a fence claimed on another log than the one addressed
+ *       {@link IllegalArgumentException}.</li>
+ *   <li>After {@link #close()}, every method but {@code close} and {@code describe} throws
+ *       {@link IllegalStateException}.</li>
+ *   <li>Backend failures surface as {@link WalStorageException} subclasses with the cause attached, never as a bare
+ *       SDK or driver exception: {@link ProviderUnavailableException} for transient ones (outcome unknown; safe to
+ *       retry with the same batch id), {@link CorruptLogException} for data that fails its checksum.</li>
+ *   <li>Implementations are thread-safe: calls on different logs may run concurrently; on one log, stages of
+ *       consecutive batches may run concurrently with each other and with a commit when the provider declares
+ *       {@link ProviderFeature#CONCURRENT_STAGE} (otherwise the provider serialises them itself).</li>
+ * </ul>
+ *
+ * <h2>Offsets</h2>
+ * Offsets of a log are dense {@code long}s from 0: there are no holes. The <em>committed tail</em> is the highest
+ * committed offset ({@code -1} when none); it never decreases, not through trim, reopen or reconcile. Trimming
+ * beyond the tail moves the tail up to the trim point (those offsets count as committed and trimmed), so a log
+ * trimmed through {@code N} accepts {@code N + 1} next.
+ *
+ * <h2>Two-phase append</h2>
+ * {@link #stage} makes a batch durable but invisible; {@link #commit} makes every staged batch up to an offset
+ * visible at once, in offset order. {@link #append} does both.
+ *
+ * <h2>Fencing</h2>
+ * {@link #claim} raises the log's epoch. {@code commit}, {@code trim}, {@code reconcile} and checkpoint
+ * {@code publish} with an older fence throw {@link FencedException} and change nothing. A stage with an older
+ * fence throws {@link FencedException} at once where the backend can check, and is otherwise refused at commit; it
+ * never changes committed data or a newer writer's staged batch.
+ */
+public interface WalStorageProvider extends AutoCloseable {
+
+    /**
+     * Describes the provider: name, version, limits, durability with the current configuration, features.
+     *
+     * @return the descriptor; constant for the life of the instance
+     */
+    ProviderDescriptor describe();
+
+    /**
+     * Becomes the log's writer: atomically raises the log's epoch and returns a fence with the new epoch, which is
+     * strictly higher than any epoch claimed on this log before (also across reopen). Older fences are stale from
+     * now on. Does not change committed data or staged batches; call {@link #reconcile} next.
+     *
+     * @param log the log
+     * @return the new fence, with {@code fence.log().equals(log)}
+     * @throws ProviderUnavailableException on a transient backend failure (the epoch may or may not have moved;
+     *     claim again)
+     * @throws WalStorageException on any other backend failure
+     */
+    Fence claim(LogId log);
+
+    /**
+     * Phase 1 of an append: stores the batch durably (unless the provider declares
+     * {@link ProviderFeature#DEFERRED_STAGE}) where readers do not look. Staged batches are invisible to
+     * {@link #read} and {@link #state}.
+     *
+     * <p>Stages of consecutive batches may finish in any order, so a batch may be staged above a gap; the gap must
+     * be filled before a commit can cover it. Staging the same batch again (same batch id, same offsets) is
+     * success and stores it once, also when it was committed meanwhile.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}
+     * @param batch the batch; its first offset must be above the committed tail
+     * @return the receipt to pass to {@link #abort}
+     * @throws EntryTooLargeException if an entry exceeds {@link ProviderLimits#maxEntryBytes()} (before any I/O)
+     * @throws BatchTooLargeException if the batch exceeds the entry-count or byte limit (before any I/O)
+     * @throws OffsetConflictException if the batch overlaps committed offsets (unless it is that very batch, same
+     *     id), trimmed offsets, or a batch staged under the same epoch with another id or offset range
+     * @throws FencedException if the fence is stale and the provider can tell at stage time
+     * @throws ProviderUnavailableException on a transient failure (retry with the same batch)
+     * @throws WalStorageException on any other backend failure
+     */
+    StagedBatch stage(LogId log, Fence fence, EncodedBatch batch);
+
+    /**
+     * Phase 2 of an append: makes every batch staged under this fence's epoch with offsets up to
+     * {@code throughOffset} visible, atomically and in offset order, and moves the committed tail to
+     * {@code throughOffset}. Idempotent: when {@code throughOffset} is at or below the committed tail, nothing
+     * happens (after the fence check).
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}; must be current
+     * @param throughOffset the last offset to commit (inclusive), {@code >= -1}; above the tail it must be the last
+     *     offset of a staged batch
+     * @throws FencedException if the fence is stale (nothing changes)
+     * @throws OffsetConflictException if an offset between the tail and {@code throughOffset} is not staged under
+     *     this epoch, or {@code throughOffset} falls inside a staged batch (nothing changes)
+     * @throws ProviderUnavailableException on a transient failure (the commit may or may not have landed; retry)
+     * @throws WalStorageException on any other backend failure
+     */
+    void commit(LogId log, Fence fence, long throughOffset);
+
+    /**
+     * Drops a staged batch, best effort. Never touches committed entries, batches staged under another epoch, or
+     * batches with another batch id. A batch that is no longer staged (committed, already aborted, rolled back) is
+     * ignored.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}
+     * @param staged the receipt {@link #stage} returned
+     * @throws FencedException if the fence is stale and the provider can tell (nothing changes)
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    void abort(LogId log, Fence fence, StagedBatch staged);
+
+    /**
+     * Stages and commits one batch. When the commit fails, the staged batch is aborted (best effort) and the
+     * commit's exception is thrown.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}
+     * @param batch the batch; its first offset must be {@code committedTail + 1}
+     * @throws OffsetConflictException if the batch does not start right after the tail or overlaps other data
+     * @throws FencedException if the fence is stale
+     * @throws EntryTooLargeException if an entry is too large
+     * @throws BatchTooLargeException if the batch is too large
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    default void append(LogId log, Fence fence, EncodedBatch batch) {
+        StagedBatch staged = stage(log, fence, batch);
+        try {
+            commit(log, fence, batch.lastOffset());
+        } catch (RuntimeException e) {
+            try {
+                abort(log, fence, staged);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Reads committed entries with offsets above {@code fromExclusive}, ascending and consecutive: at most
+     * {@code maxEntries} entries and at most {@code maxBytes} payload bytes, but always at least one entry when one
+     * exists (so a single entry larger than {@code maxBytes} is still returned). Never returns staged entries, nor
+     * anything at or below the trim watermark.
+     *
+     * @param log the log; a log never written reads empty
+     * @param fromExclusive the strict lower bound, {@code >= -1}
+     * @param maxEntries at most this many entries, {@code >= 1}
+     * @param maxBytes at most this many payload bytes, {@code >= 1} (soft for the first entry)
+     * @return the page; empty when nothing committed lies above {@code fromExclusive}
+     * @throws CorruptLogException if a stored record fails its checksum or cannot be decoded
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes);
+
+    /**
+     * The log's committed state, from counters or bounded metadata reads, never a scan of the log.
+     *
+     * @param log the log; a log never written reports {@link LogState#EMPTY} (with its epoch if claimed)
+     * @return the state
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    LogState state(LogId log);
+
+    /**
+     * Drops committed entries at or below {@code throughInclusive}. Durably records the trim watermark first, then
+     * deletes, so an interrupted trim is finished by the next trim or reconcile and nothing at or below the
+     * watermark is ever read again. Idempotent; a lower value than the current watermark is a no-op. Trimming
+     * beyond the tail is allowed and moves the tail up to {@code throughInclusive}; staged batches at or below the
+     * new watermark are dropped.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}; must be current
+     * @param throughInclusive the highest offset to drop, {@code >= 0}
+     * @throws FencedException if the fence is stale (nothing changes)
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    void trim(LogId log, Fence fence, long throughInclusive);
+
+    /**
+     * Repairs what a crash between phases left behind, so that {@link #state}, {@link #read} and the next
+     * {@link #stage} agree: rolls back staged-but-uncommitted batches (or rolls them forward only where a durable
+     * commit intent exists), removes torn frames, leftovers above the tail or below the trim watermark, and finishes
+     * an interrupted trim. Never lowers the tail and never drops a committed batch. The engine calls it right after
+     * {@link #claim} and after a failed batch.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}; must be current
+     * @return what was repaired
+     * @throws FencedException if the fence is stale
+     * @throws CorruptLogException if committed data fails its checksum
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    ReconcileResult reconcile(LogId log, Fence fence);
+
+    /**
+     * The store for this provider's checkpoints.
+     *
+     * @return the checkpoint store; same instance on every call
+     */
+    CheckpointStore checkpoints();
+
+    /**
+     * The logs of a tree that exist on this provider (claimed, written or checkpointed), for inspection and moves.
+     *
+     * @param tree the tree name (rules of {@link LogId})
+     * @return the logs, sorted by partition; empty when the tree has none here
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    List<LogId> logs(String tree);
+
+    /**
+     * The names of the trees that have at least one log on this provider.
+     *
+     * @return tree names, sorted
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    List<String> trees();
+
+    /**
+     * Releases the provider's resources (connections, files, locks). Idempotent. Staged batches that were not
+     * committed are left for {@link #reconcile}. Calls still running on other threads may fail.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,42 @@
+package dev.lattice.spi;
+
+import java.net.URI;
+import java.util.Map;
+
+/**
+ * Creates providers for one URI scheme. A provider module registers its factory as a {@link java.util.ServiceLoader}
+ * service in {@code META-INF/services/dev.lattice.spi.WalStorageProviderFactory}; {@link Providers#open} finds it
+ * by scheme. Implementations have a public no-argument constructor and are thread-safe.
+ */
+public interface WalStorageProviderFactory {
+
+    /**
+     * The URI scheme this factory handles, lower case, e.g. {@code "chronicle"} or {@code "postgres"}.
+     *
+     * @return the scheme; constant
+     */
+    String scheme();
+
+    /**
+     * One line saying what the provider stores to and how its URI looks, for {@code lattice providers}.
+     *
+     * @return a short description
+     */
+    default String description() {
+        return scheme() + " provider";
+    }
+
+    /**
+     * Opens a provider.
+     *
+     * @param uri the location, with this factory's scheme; options may come in its query ({@code ?k=v&k2=v2})
+     * @param options further options; they win over query options with the same name. Secrets may be passed here
+     *     and are never logged nor put in exception messages
+     * @return an open provider; the caller closes it
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the URI or an option is malformed or unknown (the message names it)
+     * @throws ProviderUnavailableException if the backend cannot be reached
+     * @throws WalStorageException on any other failure to open
+     */
+    WalStorageProvider open(URI uri, Map<String, String> options);
+}

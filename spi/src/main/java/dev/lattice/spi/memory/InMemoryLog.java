@@ -1,0 +1,33 @@
+package dev.lattice.spi.memory;
+
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.CheckpointInfo;
+
+import java.util.List;
+import java.util.TreeMap;
+
+/** One log's data in an {@link InMemoryStorage}. Guarded by its own monitor. */
+final class InMemoryLog {
+
+    record Staged(long first, long last, long epoch, BatchId id, List<byte[]> payloads) {
+    }
+
+    record CommittedBatch(long first, long last, BatchId id) {
+    }
+
+    record Checkpoint(CheckpointInfo info, byte[] data) {
+    }
+
+    long epoch;
+    long tail = -1;
+    long trimWatermark = -1;
+    long retainedBytes;
+    final TreeMap<Long, byte[]> entries = new TreeMap<>();
+    final TreeMap<Long, CommittedBatch> committedBatches = new TreeMap<>();
+    final TreeMap<Long, Staged> staged = new TreeMap<>();
+    final TreeMap<Long, Checkpoint> checkpoints = new TreeMap<>();
+
+    boolean exists() {
+        return epoch > 0 || tail >= 0 || !staged.isEmpty() || !checkpoints.isEmpty();
+    }
+}

@@ -1,0 +1,400 @@
+package dev.lattice.spi.memory;
+
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.CheckpointStore;
+import dev.lattice.spi.CheckpointTooLargeException;
+import dev.lattice.spi.DurabilityLevel;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.FencedException;
+import dev.lattice.spi.LogEntry;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.OffsetConflictException;
+import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.ProviderFeature;
+import dev.lattice.spi.ProviderLimits;
+import dev.lattice.spi.ReadPage;
+import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.WalStorageProvider;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The reference provider: the simplest correct implementation of the SPI contract, holding everything in an
+ * {@link InMemoryStorage}. Used by the engine's tests and as the model the conformance suite is checked against.
+ * Staged batches are kept in the storage, so closing and reopening over the same storage leaves them for
+ * {@link #reconcile}, like a durable provider would.
+ *
+ * <p>Durability: {@link DurabilityLevel#MEMORY}. Thread-safe: each log is guarded by its own monitor.
+ */
+public final class InMemoryWalStorageProvider implements WalStorageProvider, CheckpointStore {
+
+    /** Default {@link ProviderLimits}: 1 MiB per entry, 16 MiB and 100,000 entries per batch, 1 GiB per checkpoint. */
+    public static final ProviderLimits DEFAULT_LIMITS =
+            new ProviderLimits(1 << 20, 16L << 20, 100_000, 1L << 30);
+
+    private static final String NAME = "memory";
+    private static final long ENTRY_OVERHEAD_BYTES = 16;
+
+    private final InMemoryStorage storage;
+    private final ProviderDescriptor descriptor;
+    private volatile boolean closed;
+
+    /**
+     * Opens a provider over a storage with the default limits.
+     *
+     * @param storage the storage; reopen by passing the same object again
+     */
+    public InMemoryWalStorageProvider(InMemoryStorage storage) {
+        this(storage, DEFAULT_LIMITS);
+    }
+
+    /**
+     * Opens a provider over a storage with chosen limits (e.g. small ones, to test how an engine splits batches).
+     *
+     * @param storage the storage
+     * @param limits the limits to declare and enforce
+     * @throws NullPointerException if an argument is null
+     */
+    public InMemoryWalStorageProvider(InMemoryStorage storage, ProviderLimits limits) {
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.descriptor = new ProviderDescriptor(NAME, "1", Objects.requireNonNull(limits, "limits"),
+                DurabilityLevel.MEMORY, Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES));
+    }
+
+    /** @return a provider over a fresh, anonymous storage */
+    public static InMemoryWalStorageProvider fresh() {
+        return new InMemoryWalStorageProvider(new InMemoryStorage());
+    }
+
+    /** @return the storage this provider works on */
+    public InMemoryStorage storage() {
+        return storage;
+    }
+
+    @Override
+    public ProviderDescriptor describe() {
+        return descriptor;
+    }
+
+    private InMemoryLog log(LogId log) {
+        SpiChecks.open(closed, NAME);
+        Objects.requireNonNull(log, "log");
+        return storage.log(log);
+    }
+
+    private static void checkEpoch(LogId id, InMemoryLog l, Fence fence) {
+        if (fence.epoch() < l.epoch) {
+            throw new FencedException(id, fence.epoch(), l.epoch);
+        }
+        if (fence.epoch() > l.epoch) {
+            throw new IllegalArgumentException("fence " + fence + " was never claimed on this storage (epoch is "
+                    + l.epoch + ")");
+        }
+    }
+
+    @Override
+    public Fence claim(LogId log) {
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            l.epoch++;
+            return new Fence(log, l.epoch);
+        }
+    }
+
+    @Override
+    public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
+        SpiChecks.stage(log, fence, batch, descriptor.limits());
+        InMemoryLog l = log(log);
+        long first = batch.firstOffset();
+        long last = batch.lastOffset();
+        StagedBatch receipt = StagedBatch.of(fence, batch);
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            if (first <= l.tail) {
+                InMemoryLog.CommittedBatch cb = l.committedBatches.get(first);
+                if (cb != null && cb.last() == last && cb.id().equals(batch.batchId())) {
+                    return receipt;
+                }
+                throw new OffsetConflictException(log, "batch " + first + ".." + last
+                        + " overlaps committed offsets (committed tail " + l.tail + ")");
+            }
+            List<Long> older = new ArrayList<>();
+            for (InMemoryLog.Staged s : overlapping(l, first, last)) {
+                if (s.epoch() < fence.epoch()) {
+                    older.add(s.first());
+                } else if (s.first() == first && s.last() == last && s.id().equals(batch.batchId())) {
+                    return receipt;
+                } else {
+                    throw new OffsetConflictException(log, "batch " + first + ".." + last + " (id " + batch.batchId()
+                            + ") overlaps staged batch " + s.first() + ".." + s.last() + " (id " + s.id() + ")");
+                }
+            }
+            older.forEach(l.staged::remove);
+            List<byte[]> copies = new ArrayList<>(batch.size());
+            for (byte[] e : batch.entries()) {
+                copies.add(e.clone());
+            }
+            l.staged.put(first, new InMemoryLog.Staged(first, last, fence.epoch(), batch.batchId(), copies));
+            return receipt;
+        }
+    }
+
+    private static List<InMemoryLog.Staged> overlapping(InMemoryLog l, long first, long last) {
+        List<InMemoryLog.Staged> out = new ArrayList<>();
+        Map.Entry<Long, InMemoryLog.Staged> below = l.staged.floorEntry(first);
+        if (below != null && below.getValue().last() >= first) {
+            out.add(below.getValue());
+        }
+        for (InMemoryLog.Staged s : l.staged.subMap(first, false, last, true).values()) {
+            out.add(s);
+        }
+        return out;
+    }
+
+    @Override
+    public void commit(LogId log, Fence fence, long throughOffset) {
+        SpiChecks.commit(log, fence, throughOffset);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            if (throughOffset <= l.tail) {
+                return;
+            }
+            List<InMemoryLog.Staged> chain = new ArrayList<>();
+            long pos = l.tail + 1;
+            while (pos <= throughOffset) {
+                InMemoryLog.Staged s = l.staged.get(pos);
+                if (s == null || s.epoch() != fence.epoch()) {
+                    throw new OffsetConflictException(log, "cannot commit through " + throughOffset + ": offset " + pos
+                            + " is not staged under epoch " + fence.epoch());
+                }
+                if (s.last() > throughOffset) {
+                    throw new OffsetConflictException(log, "cannot commit through " + throughOffset
+                            + ": it falls inside staged batch " + s.first() + ".." + s.last());
+                }
+                chain.add(s);
+                pos = s.last() + 1;
+            }
+            for (InMemoryLog.Staged s : chain) {
+                l.staged.remove(s.first());
+                long off = s.first();
+                for (byte[] p : s.payloads()) {
+                    l.entries.put(off++, p);
+                    l.retainedBytes += p.length;
+                }
+                l.committedBatches.put(s.first(), new InMemoryLog.CommittedBatch(s.first(), s.last(), s.id()));
+            }
+            l.tail = throughOffset;
+        }
+    }
+
+    @Override
+    public void abort(LogId log, Fence fence, StagedBatch staged) {
+        SpiChecks.abort(log, fence, staged);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            InMemoryLog.Staged s = l.staged.get(staged.firstOffset());
+            if (s != null && s.epoch() == staged.epoch() && s.id().equals(staged.batchId())
+                    && s.last() == staged.lastOffset()) {
+                l.staged.remove(staged.firstOffset());
+            }
+        }
+    }
+
+    @Override
+    public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
+        SpiChecks.read(log, fromExclusive, maxEntries, maxBytes);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            long start = Math.max(fromExclusive, l.trimWatermark) + 1;
+            List<LogEntry> out = new ArrayList<>();
+            long bytes = 0;
+            for (Map.Entry<Long, byte[]> e : l.entries.tailMap(start, true).entrySet()) {
+                byte[] p = e.getValue();
+                if (out.size() >= maxEntries || (!out.isEmpty() && bytes + p.length > maxBytes)) {
+                    break;
+                }
+                out.add(new LogEntry(e.getKey(), p.clone()));
+                bytes += p.length;
+            }
+            return new ReadPage(out, l.tail);
+        }
+    }
+
+    @Override
+    public LogState state(LogId log) {
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            long lowest = l.entries.isEmpty() ? l.tail + 1 : l.entries.firstKey();
+            long physical = l.retainedBytes + ENTRY_OVERHEAD_BYTES * l.entries.size();
+            for (InMemoryLog.Checkpoint c : l.checkpoints.values()) {
+                physical += c.data().length;
+            }
+            return new LogState(lowest, l.tail, l.trimWatermark, l.epoch, l.entries.size(), l.retainedBytes, physical);
+        }
+    }
+
+    @Override
+    public void trim(LogId log, Fence fence, long throughInclusive) {
+        SpiChecks.trim(log, fence, throughInclusive);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            if (throughInclusive <= l.trimWatermark) {
+                return;
+            }
+            l.trimWatermark = throughInclusive;
+            Iterator<Map.Entry<Long, byte[]>> it = l.entries.headMap(throughInclusive, true).entrySet().iterator();
+            while (it.hasNext()) {
+                l.retainedBytes -= it.next().getValue().length;
+                it.remove();
+            }
+            l.committedBatches.headMap(throughInclusive, true).clear();
+            l.staged.headMap(throughInclusive, true).clear();
+            if (throughInclusive > l.tail) {
+                l.tail = throughInclusive;
+            }
+        }
+    }
+
+    @Override
+    public ReconcileResult reconcile(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            int rolledBack = l.staged.size();
+            l.staged.clear();
+            return new ReconcileResult(l.tail, rolledBack, 0, 0);
+        }
+    }
+
+    @Override
+    public CheckpointStore checkpoints() {
+        return this;
+    }
+
+    @Override
+    public List<LogId> logs(String tree) {
+        LogId.validateTreeName(tree);
+        SpiChecks.open(closed, NAME);
+        List<LogId> out = new ArrayList<>();
+        storage.logs.forEach((id, l) -> {
+            synchronized (l) {
+                if (id.tree().equals(tree) && l.exists()) {
+                    out.add(id);
+                }
+            }
+        });
+        out.sort(null);
+        return out;
+    }
+
+    @Override
+    public List<String> trees() {
+        SpiChecks.open(closed, NAME);
+        Set<String> out = new TreeSet<>();
+        storage.logs.forEach((id, l) -> {
+            synchronized (l) {
+                if (l.exists()) {
+                    out.add(id.tree());
+                }
+            }
+        });
+        return new ArrayList<>(out);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    // ---- CheckpointStore ----
+
+    @Override
+    public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion, InputStream data) {
+        SpiChecks.publish(log, fence, throughOffset, formatVersion, data);
+        InMemoryLog l = log(log);
+        long limit = descriptor.limits().maxCheckpointBytes();
+        byte[] bytes;
+        try {
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            byte[] chunk = new byte[64 * 1024];
+            int n;
+            while ((n = data.read(chunk)) > 0) {
+                if (buf.size() + (long) n > limit) {
+                    throw new CheckpointTooLargeException(log, limit);
+                }
+                buf.write(chunk, 0, n);
+            }
+            bytes = buf.toByteArray();
+        } catch (IOException e) {
+            throw new WalStorageException(log, "reading the checkpoint stream failed; nothing was published", e);
+        }
+        synchronized (l) {
+            checkEpoch(log, l, fence);
+            if (throughOffset > l.tail) {
+                throw new OffsetConflictException(log, "checkpoint through " + throughOffset
+                        + " is above the committed tail " + l.tail);
+            }
+            if (!l.checkpoints.isEmpty() && throughOffset < l.checkpoints.lastKey()) {
+                throw new OffsetConflictException(log, "checkpoint through " + throughOffset
+                        + " is below the latest checkpoint's " + l.checkpoints.lastKey());
+            }
+            CheckpointInfo info = new CheckpointInfo(throughOffset, formatVersion, bytes.length, fence.epoch());
+            l.checkpoints.put(throughOffset, new InMemoryLog.Checkpoint(info, bytes));
+            return info;
+        }
+    }
+
+    @Override
+    public Optional<CheckpointInfo> latest(LogId log) {
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            return l.checkpoints.isEmpty() ? Optional.empty()
+                    : Optional.of(l.checkpoints.lastEntry().getValue().info());
+        }
+    }
+
+    @Override
+    public InputStream open(LogId log, CheckpointInfo info) {
+        Objects.requireNonNull(info, "info");
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            InMemoryLog.Checkpoint c = l.checkpoints.get(info.throughOffset());
+            if (c == null || !c.info().equals(info)) {
+                throw new WalStorageException(log, "checkpoint through " + info.throughOffset() + " no longer exists");
+            }
+            return new ByteArrayInputStream(c.data());
+        }
+    }
+
+    @Override
+    public void deleteBefore(LogId log, long throughOffsetExclusive) {
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            if (l.checkpoints.isEmpty()) {
+                return;
+            }
+            long keep = Math.min(throughOffsetExclusive, l.checkpoints.lastKey());
+            l.checkpoints.headMap(keep, false).clear();
+        }
+    }
+}
