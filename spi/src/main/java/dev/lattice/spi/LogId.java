@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
  * Identifies one log: the write-ahead log of one partition of one tree. Every provider call addresses a log.
  *
  * <p>Tree names are 1 to {@value #MAX_TREE_NAME_LENGTH} characters from {@code [A-Za-z0-9._-]}, starting with a
- * letter or digit, so that every provider can use them in table names, blob paths, file names and partition keys
+ * letter, digit or {@code _} (names starting with {@code _} are reserved for the engine's own logs), so that every provider can use them in table names, blob paths, file names and partition keys
  * without escaping. Partitions are numbered from 0 to {@value #MAX_PARTITION} inclusive.
  *
  * <p>Immutable and thread-safe. Ordered by tree name, then partition.
@@ -22,7 +22,7 @@ public record LogId(String tree, int partition) implements Comparable<LogId> {
     /** Highest partition number (inclusive). */
     public static final int MAX_PARTITION = 4095;
 
-    private static final Pattern TREE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+    private static final Pattern TREE_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]*");
 
     /**
      * Creates a log id.
@@ -55,7 +55,7 @@ public record LogId(String tree, int partition) implements Comparable<LogId> {
         }
         if (!TREE_NAME.matcher(tree).matches()) {
             throw new IllegalArgumentException("tree name '" + tree
-                    + "' must match [A-Za-z0-9][A-Za-z0-9._-]* (letters, digits, '.', '_', '-')");
+                    + "' must match [A-Za-z0-9_][A-Za-z0-9._-]* (letters, digits, '.', '_', '-')");
         }
         return tree;
     }
