@@ -1,0 +1,98 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.CorruptLogException;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogEntry;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.ProviderUnavailableException;
+import dev.lattice.spi.ReadPage;
+import dev.lattice.spi.WalStorageProvider;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The durable list of trees and their partition counts: the engine's own log {@code _catalog/0} on the provider.
+ * Read without a claim; a writer claims it only for the moment it adds a tree, so several processes that share a
+ * backend (each owning its own trees) do not fence each other out. Thread-safe (synchronized).
+ */
+final class Catalog {
+
+    static final LogId LOG = new LogId("_catalog", 0);
+
+    private final EngineContext ctx;
+    private final Map<String, Integer> trees = new TreeMap<>();
+    private long readThrough = -1;
+
+    Catalog(EngineContext ctx) {
+        this.ctx = ctx;
+    }
+
+    synchronized void refresh() {
+        WalStorageProvider p = ctx.provider;
+        while (true) {
+            ReadPage page = p.read(LOG, readThrough, 10_000, 8L << 20);
+            if (page.isEmpty()) {
+                return;
+            }
+            for (LogEntry e : page.entries()) {
+                WalRecord.Decoded d = WalRecord.decode(LOG, e.offset(), e.payload());
+                if (d.kind() != WalRecord.KIND_CATALOG) {
+                    throw new CorruptLogException(LOG, e.offset(), "not a catalog entry (kind " + d.kind() + ")");
+                }
+                for (WalRecord.Mutation m : d.mutations()) {
+                    if (m.op() == WalRecord.Mutation.CREATE_TREE) {
+                        trees.putIfAbsent(m.key(), m.partitionsOfCreateTree());
+                    }
+                }
+                readThrough = e.offset();
+            }
+        }
+    }
+
+    /** @return the stored partition count of a tree, or null when it does not exist */
+    synchronized Integer partitions(String tree) {
+        return trees.get(tree);
+    }
+
+    synchronized Map<String, Integer> all() {
+        return new TreeMap<>(trees);
+    }
+
+    /**
+     * Returns the stored partition count, creating the tree with {@code partitions} if it does not exist yet.
+     */
+    synchronized int ensure(String tree, int partitions) {
+        Integer known = trees.get(tree);
+        if (known != null) {
+            return known;
+        }
+        WalStorageProvider p = ctx.provider;
+        Fence fence = p.claim(LOG);
+        p.reconcile(LOG, fence);
+        refresh();
+        known = trees.get(tree);
+        if (known != null) {
+            return known;
+        }
+        byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(WalRecord.Mutation.createTree(tree, partitions)));
+        WalRecord.seal(entry, System.currentTimeMillis());
+        EncodedBatch batch = EncodedBatch.of(p.state(LOG).committedTail() + 1, BatchId.random(), List.of(entry));
+        for (int attempt = 0; ; attempt++) {
+            try {
+                p.append(LOG, fence, batch);
+                break;
+            } catch (ProviderUnavailableException e) {
+                if (attempt >= ctx.config.maxRetries) {
+                    throw e;
+                }
+                ctx.backoff(attempt);
+            }
+        }
+        refresh();
+        return trees.get(tree);
+    }
+}

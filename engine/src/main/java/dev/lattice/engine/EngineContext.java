@@ -1,0 +1,82 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.WalStorageProvider;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** What every part of one open {@link Lattice} shares: configuration, provider, threads, counters, meters. */
+final class EngineContext {
+
+    final LatticeConfig config;
+    final WalStorageProvider provider;
+    final ProviderDescriptor descriptor;
+    final String providerName;
+    final ExecutorService io;
+    private final boolean ownsIo;
+    final ScheduledExecutorService timer;
+    final EngineStats stats = new EngineStats();
+    final MeterRegistry registry;
+    final AtomicLong memoryUsed = new AtomicLong();
+
+    EngineContext(LatticeConfig config, WalStorageProvider provider, MeterRegistry registry) {
+        this.config = config;
+        this.provider = provider;
+        this.descriptor = provider.describe();
+        this.providerName = descriptor.name();
+        this.registry = registry;
+        if (config.ioExecutor != null) {
+            this.io = config.ioExecutor;
+            this.ownsIo = false;
+        } else {
+            this.io = Executors.newCachedThreadPool(daemonThreads("lattice-io"));
+            this.ownsIo = true;
+        }
+        this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("lattice-timer"));
+    }
+
+    static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Sleeps before retry {@code attempt} (0-based): the configured backoff, doubled per attempt, at most 1 s. */
+    void backoff(int attempt) {
+        long base = config.retryBackoff.toMillis();
+        long ms = Math.min(1000, base << Math.min(attempt, 10));
+        if (ms <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void shutdownThreads() {
+        timer.shutdownNow();
+        if (ownsIo) {
+            io.shutdown();
+            try {
+                if (!io.awaitTermination(5, TimeUnit.SECONDS)) {
+                    io.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                io.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package dev.lattice.engine;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** Engine-wide counters behind {@link LatticeStats}. Thread-safe. */
+final class EngineStats {
+    final LongAdder stageCalls = new LongAdder();
+    final LongAdder commitCalls = new LongAdder();
+    final LongAdder batchesCommitted = new LongAdder();
+    final LongAdder entriesCommitted = new LongAdder();
+    final LongAdder bytesCommitted = new LongAdder();
+    final LongAdder retries = new LongAdder();
+    final LongAdder failedBatches = new LongAdder();
+    final LongAdder reconciles = new LongAdder();
+    final LongAdder replayEntries = new LongAdder();
+    final LongAdder replayBytes = new LongAdder();
+    final LongAdder replayReadCalls = new LongAdder();
+    final LongAdder replayNanos = new LongAdder();
+    final LongAdder replayCheckpointBytes = new LongAdder();
+    final LongAdder checkpoints = new LongAdder();
+    final LongAdder checkpointBytes = new LongAdder();
+    final LongAdder checkpointFailures = new LongAdder();
+    final LongAdder trims = new LongAdder();
+
+    LatticeStats snapshot() {
+        return new LatticeStats(stageCalls.sum(), commitCalls.sum(), batchesCommitted.sum(), entriesCommitted.sum(),
+                bytesCommitted.sum(), retries.sum(), failedBatches.sum(), reconciles.sum(), replayEntries.sum(),
+                replayBytes.sum(), replayReadCalls.sum(), replayNanos.sum() / 1_000_000, replayCheckpointBytes.sum(),
+                checkpoints.sum(), checkpointBytes.sum(), checkpointFailures.sum(), trims.sum());
+    }
+}

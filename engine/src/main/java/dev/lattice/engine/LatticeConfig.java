@@ -1,0 +1,431 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.WalStorageProvider;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * Configuration of a {@link Lattice}. Build with {@link #builder()}; every setting has a default (see each builder
+ * method), so {@code LatticeConfig.builder().uri("chronicle:./data").build()} is enough. Immutable and thread-safe.
+ */
+public final class LatticeConfig {
+
+    /** Default partitions per new tree. */
+    public static final int DEFAULT_PARTITIONS = 8;
+    /** Default for {@link Builder#maxPendingBatches}. */
+    public static final int DEFAULT_MAX_PENDING_BATCHES = 16;
+    /** Default for {@link Builder#coalescingThreshold}. */
+    public static final int DEFAULT_COALESCING_THRESHOLD = 256;
+    /** Default for {@link Builder#maxBatchEntries}. */
+    public static final int DEFAULT_MAX_BATCH_ENTRIES = 4096;
+    /** Default for {@link Builder#maxBatchBytes}: 4 MiB. */
+    public static final long DEFAULT_MAX_BATCH_BYTES = 4L << 20;
+    /** Default for {@link Builder#maxQueuedEntriesPerLog}. */
+    public static final int DEFAULT_MAX_QUEUED_ENTRIES = 16_384;
+    /** Default for {@link Builder#maxQueuedBytesPerLog}: 64 MiB. */
+    public static final long DEFAULT_MAX_QUEUED_BYTES = 64L << 20;
+    /** Default for {@link Builder#checkpointEveryEntries}. */
+    public static final long DEFAULT_CHECKPOINT_ENTRIES = 50_000;
+    /** Default for {@link Builder#checkpointEveryBytes}: 64 MiB. */
+    public static final long DEFAULT_CHECKPOINT_BYTES = 64L << 20;
+    /** Default for {@link Builder#maxKeyBytes}. */
+    public static final int DEFAULT_MAX_KEY_BYTES = 1024;
+    /** Hard upper bound for {@link Builder#maxKeyBytes}: 64 KiB. */
+    public static final int MAX_KEY_BYTES_LIMIT = 64 * 1024;
+
+    final WalStorageProvider provider;
+    final String uri;
+    final Map<String, String> providerOptions;
+    final boolean closeProvider;
+    final int partitions;
+    final int maxPendingBatches;
+    final int coalescingThreshold;
+    final int maxBatchEntries;
+    final long maxBatchBytes;
+    final int maxQueuedEntriesPerLog;
+    final long maxQueuedBytesPerLog;
+    final Duration admissionTimeout;
+    final int maxRetries;
+    final Duration retryBackoff;
+    final long checkpointEveryEntries;
+    final long checkpointEveryBytes;
+    final int replayParallelism;
+    final int replayPageEntries;
+    final long replayPageBytes;
+    final Duration closeTimeout;
+    final MeterRegistry meterRegistry;
+    final long memoryBudgetBytes;
+    final int maxKeyBytes;
+    final ExecutorService ioExecutor;
+
+    private LatticeConfig(Builder b) {
+        this.provider = b.provider;
+        this.uri = b.uri;
+        this.providerOptions = Map.copyOf(b.providerOptions);
+        this.closeProvider = b.closeProvider;
+        this.partitions = b.partitions;
+        this.maxPendingBatches = b.maxPendingBatches;
+        this.coalescingThreshold = b.coalescingThreshold;
+        this.maxBatchEntries = b.maxBatchEntries;
+        this.maxBatchBytes = b.maxBatchBytes;
+        this.maxQueuedEntriesPerLog = b.maxQueuedEntriesPerLog;
+        this.maxQueuedBytesPerLog = b.maxQueuedBytesPerLog;
+        this.admissionTimeout = b.admissionTimeout;
+        this.maxRetries = b.maxRetries;
+        this.retryBackoff = b.retryBackoff;
+        this.checkpointEveryEntries = b.checkpointEveryEntries;
+        this.checkpointEveryBytes = b.checkpointEveryBytes;
+        this.replayParallelism = b.replayParallelism;
+        this.replayPageEntries = b.replayPageEntries;
+        this.replayPageBytes = b.replayPageBytes;
+        this.closeTimeout = b.closeTimeout;
+        this.meterRegistry = b.meterRegistry;
+        this.memoryBudgetBytes = b.memoryBudgetBytes;
+        this.maxKeyBytes = b.maxKeyBytes;
+        this.ioExecutor = b.ioExecutor;
+    }
+
+    /** @return a builder with every default set */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the provider URI, or null when a provider instance was given */
+    public String uri() {
+        return uri;
+    }
+
+    /** @return partitions for new trees */
+    public int partitions() {
+        return partitions;
+    }
+
+    @Override
+    public String toString() {
+        return "LatticeConfig[" + (uri != null ? uri : "provider instance") + ", partitions=" + partitions
+                + ", maxPendingBatches=" + maxPendingBatches + ", coalescingThreshold=" + coalescingThreshold
+                + ", maxBatchEntries=" + maxBatchEntries + ", maxBatchBytes=" + maxBatchBytes
+                + ", checkpointEveryEntries=" + checkpointEveryEntries + "]";
+    }
+
+    /** Builds a {@link LatticeConfig}. Not thread-safe. */
+    public static final class Builder {
+        private WalStorageProvider provider;
+        private String uri;
+        private Map<String, String> providerOptions = Map.of();
+        private boolean closeProvider = true;
+        private int partitions = DEFAULT_PARTITIONS;
+        private int maxPendingBatches = DEFAULT_MAX_PENDING_BATCHES;
+        private int coalescingThreshold = DEFAULT_COALESCING_THRESHOLD;
+        private int maxBatchEntries = DEFAULT_MAX_BATCH_ENTRIES;
+        private long maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
+        private int maxQueuedEntriesPerLog = DEFAULT_MAX_QUEUED_ENTRIES;
+        private long maxQueuedBytesPerLog = DEFAULT_MAX_QUEUED_BYTES;
+        private Duration admissionTimeout = Duration.ofSeconds(10);
+        private int maxRetries = 5;
+        private Duration retryBackoff = Duration.ofMillis(20);
+        private long checkpointEveryEntries = DEFAULT_CHECKPOINT_ENTRIES;
+        private long checkpointEveryBytes = DEFAULT_CHECKPOINT_BYTES;
+        private int replayParallelism = 4;
+        private int replayPageEntries = 10_000;
+        private long replayPageBytes = 8L << 20;
+        private Duration closeTimeout = Duration.ofSeconds(30);
+        private MeterRegistry meterRegistry;
+        private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
+        private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
+        private ExecutorService ioExecutor;
+
+        private Builder() {
+        }
+
+        /**
+         * The provider, by URI (found through {@link dev.lattice.spi.Providers}); the lattice opens and closes it.
+         *
+         * @param uri e.g. {@code chronicle:./lattice-data}
+         * @return this
+         */
+        public Builder uri(String uri) {
+            this.uri = Objects.requireNonNull(uri, "uri");
+            this.provider = null;
+            return this;
+        }
+
+        /**
+         * Options passed to the provider factory with {@link #uri}; they win over the URI's query options.
+         *
+         * @param options the options
+         * @return this
+         */
+        public Builder providerOptions(Map<String, String> options) {
+            this.providerOptions = Map.copyOf(options);
+            return this;
+        }
+
+        /**
+         * The provider, as an instance.
+         *
+         * @param provider an open provider
+         * @param closeWithLattice whether {@link Lattice#close()} closes it
+         * @return this
+         */
+        public Builder provider(WalStorageProvider provider, boolean closeWithLattice) {
+            this.provider = Objects.requireNonNull(provider, "provider");
+            this.closeProvider = closeWithLattice;
+            this.uri = null;
+            return this;
+        }
+
+        /**
+         * Partitions (logs) of a new tree; an existing tree keeps the count it was created with. Default 8.
+         *
+         * @param partitions 1..{@value dev.lattice.spi.LogId#MAX_PARTITION}+1
+         * @return this
+         */
+        public Builder partitions(int partitions) {
+            this.partitions = check("partitions", partitions, 1, dev.lattice.spi.LogId.MAX_PARTITION + 1);
+            return this;
+        }
+
+        /**
+         * Batches staged in parallel per log, not yet committed. Default 16.
+         *
+         * @param n 1..1024
+         * @return this
+         */
+        public Builder maxPendingBatches(int n) {
+            this.maxPendingBatches = check("maxPendingBatches", n, 1, 1024);
+            return this;
+        }
+
+        /**
+         * While a batch of a log is being staged, a further batch is cut only once this many entries wait; below
+         * it, waiting writes coalesce into the next batch. 1 pipelines every write. Default 256.
+         *
+         * @param entries 1..1,000,000
+         * @return this
+         */
+        public Builder coalescingThreshold(int entries) {
+            this.coalescingThreshold = check("coalescingThreshold", entries, 1, 1_000_000);
+            return this;
+        }
+
+        /**
+         * Most entries per batch (also clamped to the provider's limit). Default 4096.
+         *
+         * @param n 1..1,000,000
+         * @return this
+         */
+        public Builder maxBatchEntries(int n) {
+            this.maxBatchEntries = check("maxBatchEntries", n, 1, 1_000_000);
+            return this;
+        }
+
+        /**
+         * Most payload bytes per batch (also clamped to the provider's limit). Default 4 MiB.
+         *
+         * @param bytes at least 1
+         * @return this
+         */
+        public Builder maxBatchBytes(long bytes) {
+            this.maxBatchBytes = checkLong("maxBatchBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Admission bound per log: writes waiting to be batched. Default 16,384 entries.
+         *
+         * @param n 1..10,000,000
+         * @return this
+         */
+        public Builder maxQueuedEntriesPerLog(int n) {
+            this.maxQueuedEntriesPerLog = check("maxQueuedEntriesPerLog", n, 1, 10_000_000);
+            return this;
+        }
+
+        /**
+         * Admission bound per log, in encoded bytes. Default 64 MiB. A single write larger than this is still
+         * admitted when the queue is empty.
+         *
+         * @param bytes at least 1
+         * @return this
+         */
+        public Builder maxQueuedBytesPerLog(long bytes) {
+            this.maxQueuedBytesPerLog = checkLong("maxQueuedBytesPerLog", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * How long a write waits for admission before {@link LatticeSaturatedException}. Default 10 s.
+         *
+         * @param timeout not negative
+         * @return this
+         */
+        public Builder admissionTimeout(Duration timeout) {
+            this.admissionTimeout = checkDuration("admissionTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * Retries of a transient provider failure per call, with the same batch id. Default 5.
+         *
+         * @param n 0..100
+         * @return this
+         */
+        public Builder maxRetries(int n) {
+            this.maxRetries = check("maxRetries", n, 0, 100);
+            return this;
+        }
+
+        /**
+         * First retry delay; doubles per retry up to 1 s. Default 20 ms.
+         *
+         * @param backoff not negative
+         * @return this
+         */
+        public Builder retryBackoff(Duration backoff) {
+            this.retryBackoff = checkDuration("retryBackoff", backoff);
+            return this;
+        }
+
+        /**
+         * Checkpoint a partition once this many entries were committed since its last checkpoint. Default 50,000.
+         *
+         * @param entries at least 1
+         * @return this
+         */
+        public Builder checkpointEveryEntries(long entries) {
+            this.checkpointEveryEntries = checkLong("checkpointEveryEntries", entries, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Checkpoint a partition once this many payload bytes were committed since its last checkpoint. Default
+         * 64 MiB.
+         *
+         * @param bytes at least 1
+         * @return this
+         */
+        public Builder checkpointEveryBytes(long bytes) {
+            this.checkpointEveryBytes = checkLong("checkpointEveryBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Partitions replayed in parallel when a tree opens. Default 4.
+         *
+         * @param n 1..256
+         * @return this
+         */
+        public Builder replayParallelism(int n) {
+            this.replayParallelism = check("replayParallelism", n, 1, 256);
+            return this;
+        }
+
+        /**
+         * Page size of replay reads. Defaults 10,000 entries and 8 MiB.
+         *
+         * @param entries 1..1,000,000
+         * @param bytes at least 1
+         * @return this
+         */
+        public Builder replayPage(int entries, long bytes) {
+            this.replayPageEntries = check("replayPageEntries", entries, 1, 1_000_000);
+            this.replayPageBytes = checkLong("replayPageBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Budget for {@link Lattice#close()} to drain in-flight writes and checkpoint. Default 30 s.
+         *
+         * @param timeout not negative
+         * @return this
+         */
+        public Builder closeTimeout(Duration timeout) {
+            this.closeTimeout = checkDuration("closeTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * Where meters go; default a private {@code SimpleMeterRegistry} (see {@link Lattice#meterRegistry()}).
+         *
+         * @param registry the registry
+         * @return this
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Estimated live-data bytes of all open trees above which writes that add data are refused with
+         * {@link MemoryBudgetExceededException}. Default half the JVM's max heap.
+         *
+         * @param bytes at least 1
+         * @return this
+         */
+        public Builder memoryBudgetBytes(long bytes) {
+            this.memoryBudgetBytes = checkLong("memoryBudgetBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Longest key in UTF-8 bytes. Default 1024.
+         *
+         * @param bytes 1..{@value #MAX_KEY_BYTES_LIMIT}
+         * @return this
+         */
+        public Builder maxKeyBytes(int bytes) {
+            this.maxKeyBytes = check("maxKeyBytes", bytes, 1, MAX_KEY_BYTES_LIMIT);
+            return this;
+        }
+
+        /**
+         * Executor for blocking provider calls (e.g. a virtual-thread executor on JDK 21+). Default: an internal
+         * cached pool of daemon threads. The lattice does not shut a given executor down.
+         *
+         * @param executor the executor
+         * @return this
+         */
+        public Builder ioExecutor(ExecutorService executor) {
+            this.ioExecutor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * @return the configuration
+         * @throws IllegalStateException if neither a URI nor a provider was set
+         */
+        public LatticeConfig build() {
+            if (uri == null && provider == null) {
+                throw new IllegalStateException("set a provider URI (uri(...)) or a provider instance (provider(...))");
+            }
+            return new LatticeConfig(this);
+        }
+
+        private static int check(String name, int v, int min, int max) {
+            if (v < min || v > max) {
+                throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + v);
+            }
+            return v;
+        }
+
+        private static long checkLong(String name, long v, long min, long max) {
+            if (v < min || v > max) {
+                throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + v);
+            }
+            return v;
+        }
+
+        private static Duration checkDuration(String name, Duration d) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(name + " must not be negative, got " + d);
+            }
+            return d;
+        }
+    }
+}

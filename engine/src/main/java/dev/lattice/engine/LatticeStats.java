@@ -1,0 +1,29 @@
+package dev.lattice.engine;
+
+/**
+ * Cumulative counters of one {@link Lattice} since it was opened (see {@link Lattice#stats()}), for demos,
+ * benchmarks and quick inspection; the same figures are published as Micrometer meters.
+ *
+ * @param stageCalls provider {@code stage} calls, retries included
+ * @param commitCalls provider {@code commit} calls, retries included
+ * @param batchesCommitted batches committed
+ * @param entriesCommitted entries committed (one per write)
+ * @param bytesCommitted payload bytes committed
+ * @param retries provider calls retried after a transient failure
+ * @param failedBatches batches whose writes failed or ended unknown
+ * @param reconciles reconcile calls after failures (not counting the ones at open)
+ * @param replayEntries entries read and applied while opening trees
+ * @param replayBytes payload bytes of those entries
+ * @param replayReadCalls provider {@code read} calls while opening trees
+ * @param replayMillis wall time of tree opens (sum over trees), in milliseconds
+ * @param replayCheckpointBytes checkpoint bytes loaded while opening trees
+ * @param checkpoints checkpoints published
+ * @param checkpointBytes bytes of those checkpoints
+ * @param checkpointFailures checkpoints that failed (retried at the next threshold)
+ * @param trims trim calls
+ */
+public record LatticeStats(long stageCalls, long commitCalls, long batchesCommitted, long entriesCommitted,
+                           long bytesCommitted, long retries, long failedBatches, long reconciles, long replayEntries,
+                           long replayBytes, long replayReadCalls, long replayMillis, long replayCheckpointBytes,
+                           long checkpoints, long checkpointBytes, long checkpointFailures, long trims) {
+}

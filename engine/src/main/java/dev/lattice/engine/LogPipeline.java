@@ -1,0 +1,700 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.FencedException;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.ProviderFeature;
+import dev.lattice.spi.ProviderUnavailableException;
+import dev.lattice.spi.WalStorageException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayInputStream;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The write path of one log: admission, coalescing into batches, parallel stage, in-order commit, apply, complete.
+ *
+ * <p>State machine, all under {@link #lock}: writes wait in {@link #queue}; {@link #pump()} cuts batches from it
+ * (offsets and versions assigned in order) while fewer than {@code maxPendingBatches} are in flight, and cuts a
+ * second concurrent stage only when at least {@code coalescingThreshold} writes wait, so that writes arriving while a
+ * batch is staged coalesce into the next one. One commit runs at a time and covers every staged batch at the head of
+ * {@link #inFlight}. The commit thread applies batches to {@link #state} and completes the callers' futures; it is
+ * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery reconciles the
+ * log, applies the batches that did land, fails the others, and resumes at the committed tail.
+ */
+final class LogPipeline {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LogPipeline.class);
+
+    private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
+
+    private static final class Batch {
+        final List<PendingWrite> writes;
+        final EncodedBatch encoded;
+        BatchState st = BatchState.STAGING;
+        /** A commit of this batch ended with a transient failure: it may have landed. */
+        boolean uncertain;
+
+        Batch(List<PendingWrite> writes, EncodedBatch encoded) {
+            this.writes = writes;
+            this.encoded = encoded;
+        }
+    }
+
+    final LogId log;
+    final PartitionState state;
+    private final EngineContext ctx;
+    private final TreeImpl tree;
+    private final Fence fence;
+    private final boolean concurrentStage;
+    private final int maxBatchEntries;
+    private final long maxBatchBytes;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition space = lock.newCondition();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
+    private long queuedBytes;
+    private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
+    private int staging;
+    private boolean committing;
+    private boolean failed;
+    private boolean recovering;
+    private Throwable failure;
+    private WalStorageException fatal;
+    private boolean closing;
+    private long nextOffset;
+    private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
+    private volatile SaturationState saturation = SaturationState.HEALTHY;
+    private final AtomicInteger inFlightGauge = new AtomicInteger();
+
+    // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
+    private long entriesSinceCheckpoint;
+    private long bytesSinceCheckpoint;
+    private final AtomicBoolean checkpointRunning = new AtomicBoolean();
+    private volatile long lastCheckpointOffset;
+
+    private final Timer stageTimer;
+    private final Timer commitTimer;
+    private final Timer appendLatency;
+    private final Timer admissionWait;
+    private final DistributionSummary batchEntries;
+    private final DistributionSummary batchBytes;
+    private final Counter retries;
+    private final Timer checkpointTimer;
+    private final DistributionSummary checkpointBytes;
+    private final Counter trims;
+    private final Tags tags;
+
+    LogPipeline(EngineContext ctx, TreeImpl tree, LogId log, Fence fence, PartitionState state, long committedTail,
+                long lastCheckpointOffset) {
+        this.ctx = ctx;
+        this.tree = tree;
+        this.log = log;
+        this.fence = fence;
+        this.state = state;
+        this.nextOffset = committedTail + 1;
+        this.lastCheckpointOffset = lastCheckpointOffset;
+        this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
+        this.concurrentStage = ctx.descriptor.has(ProviderFeature.CONCURRENT_STAGE);
+        this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, ctx.descriptor.limits().maxEntriesPerBatch());
+        this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, ctx.descriptor.limits().maxBatchBytes());
+        this.tags = Tags.of("tree", log.tree(), "partition", Integer.toString(log.partition()),
+                "provider", ctx.providerName);
+        var r = ctx.registry;
+        this.stageTimer = Timer.builder("lattice.append.stage").tags(tags).description("provider stage calls").register(r);
+        this.commitTimer = Timer.builder("lattice.append.commit").tags(tags).description("provider commit calls").register(r);
+        this.appendLatency = Timer.builder("lattice.append.latency").tags(tags)
+                .description("admission to completion of a write").register(r);
+        this.admissionWait = Timer.builder("lattice.admission.wait").tags(tags).register(r);
+        this.batchEntries = DistributionSummary.builder("lattice.batch.entries").tags(tags).register(r);
+        this.batchBytes = DistributionSummary.builder("lattice.batch.bytes").baseUnit("bytes").tags(tags).register(r);
+        this.retries = Counter.builder("lattice.retries").tags(tags).register(r);
+        this.checkpointTimer = Timer.builder("lattice.checkpoint.duration").tags(tags).register(r);
+        this.checkpointBytes = DistributionSummary.builder("lattice.checkpoint.bytes").baseUnit("bytes").tags(tags).register(r);
+        this.trims = Counter.builder("lattice.trim").tags(tags).register(r);
+        Gauge.builder("lattice.inflight.batches", inFlightGauge, AtomicInteger::get).tags(tags).register(r);
+        Gauge.builder("lattice.admission.queued", this, p -> p.queuedSize()).tags(tags).register(r);
+    }
+
+    private int queuedSize() {
+        lock.lock();
+        try {
+            return queue.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the last computed state, without locking (for the tree's aggregate) */
+    SaturationState saturationNow() {
+        return saturation;
+    }
+
+    SaturationState saturation() {
+        lock.lock();
+        try {
+            updateSaturation();
+        } finally {
+            lock.unlock();
+        }
+        return saturation;
+    }
+
+    // ------------------------------------------------------------------ admission
+
+    /** Admits a write (waiting up to the admission timeout for room) or completes its future exceptionally. */
+    void submit(PendingWrite w) {
+        long timeoutNanos = ctx.config.admissionTimeout.toNanos();
+        long start = System.nanoTime();
+        boolean waited = false;
+        lock.lock();
+        try {
+            while (true) {
+                if (closing) {
+                    w.future.completeExceptionally(new LatticeShuttingDownException(
+                            "lattice is closing; write to " + log + " not admitted"));
+                    return;
+                }
+                if (fatal != null) {
+                    w.future.completeExceptionally(new WriteFailedException("log " + log
+                            + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
+                    return;
+                }
+                if (hasRoom(w)) {
+                    break;
+                }
+                waited = true;
+                long left = timeoutNanos - (System.nanoTime() - start);
+                if (left <= 0) {
+                    w.future.completeExceptionally(new LatticeSaturatedException("log " + log
+                            + " admission queue stayed full for " + ctx.config.admissionTimeout.toMillis() + " ms ("
+                            + queue.size() + " writes, " + queuedBytes + " bytes queued)", failure));
+                    updateSaturation();
+                    return;
+                }
+                try {
+                    space.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    w.future.completeExceptionally(new LatticeException("interrupted while waiting for admission to "
+                            + log, e));
+                    return;
+                }
+            }
+            if (waited) {
+                admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            }
+            queue.add(w);
+            queuedBytes += w.entry.length;
+            updateSaturation();
+            pump();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean hasRoom(PendingWrite w) {
+        return queue.isEmpty() || (queue.size() < ctx.config.maxQueuedEntriesPerLog
+                && queuedBytes + w.entry.length <= ctx.config.maxQueuedBytesPerLog);
+    }
+
+    // ------------------------------------------------------------------ batching
+
+    private void pump() {
+        if (failed || recovering || fatal != null) {
+            return;
+        }
+        while (!queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
+                && (staging == 0 || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
+            cut();
+        }
+        maybeCommit();
+    }
+
+    private void cut() {
+        List<PendingWrite> ws = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
+        List<byte[]> entries = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
+        long bytes = 0;
+        while (!queue.isEmpty() && ws.size() < maxBatchEntries) {
+            PendingWrite w = queue.peek();
+            if (!ws.isEmpty() && bytes + w.entry.length > maxBatchBytes) {
+                break;
+            }
+            queue.poll();
+            queuedBytes -= w.entry.length;
+            bytes += w.entry.length;
+            w.version = tree.nextVersion();
+            WalRecord.seal(w.entry, w.version);
+            ws.add(w);
+            entries.add(w.entry);
+        }
+        Batch b = new Batch(ws, EncodedBatch.of(nextOffset, BatchId.random(), entries));
+        nextOffset += ws.size();
+        inFlight.add(b);
+        inFlightGauge.set(inFlight.size());
+        staging++;
+        batchEntries.record(ws.size());
+        batchBytes.record(bytes);
+        space.signalAll();
+        updateSaturation();
+        ctx.io.execute(() -> runStage(b));
+    }
+
+    private void runStage(Batch b) {
+        Throwable err = null;
+        for (int attempt = 0; ; attempt++) {
+            long t0 = System.nanoTime();
+            try {
+                ctx.stats.stageCalls.increment();
+                ctx.provider.stage(log, fence, b.encoded);
+                stageTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                break;
+            } catch (ProviderUnavailableException e) {
+                if (attempt >= ctx.config.maxRetries) {
+                    err = e;
+                    break;
+                }
+                retried(e);
+                ctx.backoff(attempt);
+            } catch (RuntimeException e) {
+                err = e;
+                break;
+            }
+        }
+        lock.lock();
+        try {
+            staging--;
+            if (err == null) {
+                b.st = BatchState.STAGED;
+            } else {
+                b.st = BatchState.FAILED;
+                markFailed(err);
+            }
+            pump();
+            maybeRecover();
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ commit
+
+    private void maybeCommit() {
+        if (committing || failed || recovering || fatal != null) {
+            return;
+        }
+        List<Batch> ready = new ArrayList<>();
+        for (Batch b : inFlight) {
+            if (b.st != BatchState.STAGED) {
+                break;
+            }
+            ready.add(b);
+        }
+        if (ready.isEmpty()) {
+            return;
+        }
+        committing = true;
+        for (Batch b : ready) {
+            b.st = BatchState.COMMITTING;
+        }
+        long through = ready.get(ready.size() - 1).encoded.lastOffset();
+        ctx.io.execute(() -> runCommit(ready, through));
+    }
+
+    private void runCommit(List<Batch> ready, long through) {
+        Throwable err = null;
+        boolean uncertain = false;
+        for (int attempt = 0; ; attempt++) {
+            long t0 = System.nanoTime();
+            try {
+                ctx.stats.commitCalls.increment();
+                ctx.provider.commit(log, fence, through);
+                commitTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                break;
+            } catch (ProviderUnavailableException e) {
+                uncertain = true;
+                if (attempt >= ctx.config.maxRetries) {
+                    err = e;
+                    break;
+                }
+                retried(e);
+                ctx.backoff(attempt);
+            } catch (RuntimeException e) {
+                err = e;
+                break;
+            }
+        }
+        if (err == null) {
+            for (Batch b : ready) {
+                applyAndComplete(b);
+            }
+            maybeStartCheckpoint();
+            lock.lock();
+            try {
+                for (int i = 0; i < ready.size(); i++) {
+                    inFlight.poll();
+                }
+                inFlightGauge.set(inFlight.size());
+                committing = false;
+                pump();
+                maybeRecover();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        } else {
+            lock.lock();
+            try {
+                committing = false;
+                for (Batch b : ready) {
+                    b.st = BatchState.FAILED;
+                    b.uncertain |= uncertain;
+                }
+                markFailed(err);
+                maybeRecover();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Applies a committed batch to the state and completes its callers. Applier thread only. */
+    private void applyAndComplete(Batch b) {
+        if (b.encoded.firstOffset() != state.appliedOffset + 1) {
+            throw new IllegalStateException("log " + log + ": applying batch at " + b.encoded.firstOffset()
+                    + " after offset " + state.appliedOffset);
+        }
+        Object[] results = new Object[b.writes.size()];
+        for (int i = 0; i < results.length; i++) {
+            PendingWrite w = b.writes.get(i);
+            results[i] = state.apply(w.mutation, w.version);
+        }
+        state.appliedOffset = b.encoded.lastOffset();
+        entriesSinceCheckpoint += b.writes.size();
+        bytesSinceCheckpoint += b.encoded.payloadBytes();
+        ctx.stats.batchesCommitted.increment();
+        ctx.stats.entriesCommitted.add(b.writes.size());
+        ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
+        long now = System.nanoTime();
+        for (int i = 0; i < results.length; i++) {
+            PendingWrite w = b.writes.get(i);
+            appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
+            w.future.complete(results[i]);
+        }
+    }
+
+    // ------------------------------------------------------------------ failure and recovery
+
+    private void retried(Throwable e) {
+        ctx.stats.retries.increment();
+        retries.increment();
+        lastTroubleNanos = System.nanoTime();
+        LOG.debug("log {}: transient provider failure, retrying: {}", log, e.toString());
+    }
+
+    private void markFailed(Throwable err) {
+        if (!failed) {
+            failed = true;
+            failure = err;
+            lastTroubleNanos = System.nanoTime();
+            ctx.registry.counter("lattice.provider.errors", tags.and("type", err.getClass().getSimpleName()))
+                    .increment();
+            LOG.warn("log {}: batch failed, recovering: {}", log, err.toString());
+        }
+        updateSaturation();
+    }
+
+    private void maybeRecover() {
+        if (!failed || recovering || staging > 0 || committing || fatal != null) {
+            return;
+        }
+        recovering = true;
+        List<Batch> batches = new ArrayList<>(inFlight);
+        Throwable cause = failure;
+        ctx.io.execute(() -> runRecovery(batches, cause));
+    }
+
+    private void runRecovery(List<Batch> batches, Throwable cause) {
+        LogState st = null;
+        WalStorageException fenced = cause instanceof FencedException ? (FencedException) cause : null;
+        Throwable last = cause;
+        if (fenced == null) {
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    ctx.stats.reconciles.increment();
+                    ctx.provider.reconcile(log, fence);
+                    st = ctx.provider.state(log);
+                    break;
+                } catch (FencedException e) {
+                    fenced = e;
+                    break;
+                } catch (ProviderUnavailableException e) {
+                    last = e;
+                    if (attempt >= ctx.config.maxRetries) {
+                        break;
+                    }
+                    retried(e);
+                    ctx.backoff(attempt);
+                } catch (RuntimeException e) {
+                    last = e;
+                    break;
+                }
+            }
+        }
+        ctx.stats.failedBatches.add(batches.size());
+        if (st != null) {
+            long tail = st.committedTail();
+            for (Batch b : batches) {
+                if (b.encoded.lastOffset() <= tail && b.encoded.firstOffset() == state.appliedOffset + 1) {
+                    applyAndComplete(b); // its commit did land
+                } else {
+                    failAll(b, false, cause);
+                }
+            }
+            lock.lock();
+            try {
+                inFlight.removeAll(batches);
+                inFlightGauge.set(inFlight.size());
+                if (tail != state.appliedOffset) {
+                    fatal = new WalStorageException(log, "after reconcile the committed tail is " + tail
+                            + " but this process applied through " + state.appliedOffset
+                            + "; another writer changed the log", cause);
+                    failQueued(fatal);
+                } else {
+                    nextOffset = tail + 1;
+                    failed = false;
+                    failure = null;
+                }
+                recovering = false;
+                updateSaturation();
+                pump();
+                changed.signalAll();
+                space.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        } else if (fenced != null) {
+            for (Batch b : batches) {
+                failAll(b, b.uncertain, fenced);
+            }
+            lock.lock();
+            try {
+                fatal = fenced;
+                inFlight.removeAll(batches);
+                inFlightGauge.set(inFlight.size());
+                failQueued(fenced);
+                recovering = false;
+                updateSaturation();
+                changed.signalAll();
+                space.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            LOG.error("log {}: fenced out by another writer; this process can no longer write it", log);
+        } else {
+            // The provider keeps failing: report what we know now, keep the batches to resolve them later.
+            for (Batch b : batches) {
+                failAll(b, b.uncertain, last);
+            }
+            lock.lock();
+            try {
+                recovering = false;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            long delay = Math.max(100, ctx.config.retryBackoff.toMillis() * 8);
+            try {
+                ctx.timer.schedule(() -> {
+                    lock.lock();
+                    try {
+                        maybeRecover();
+                    } finally {
+                        lock.unlock();
+                    }
+                }, delay, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                LOG.debug("log {}: lattice closed before recovery could be retried", log);
+            }
+        }
+    }
+
+    private void failAll(Batch b, boolean uncertain, Throwable cause) {
+        for (PendingWrite w : b.writes) {
+            if (uncertain) {
+                w.future.completeExceptionally(new WriteOutcomeUnknownException("log " + log + ": the write at offset "
+                        + b.encoded.firstOffset() + ".." + b.encoded.lastOffset()
+                        + " may or may not be committed; the provider kept failing", cause));
+            } else {
+                w.future.completeExceptionally(new WriteFailedException("log " + log + ": the write was not committed ("
+                        + (cause == null ? "failed" : cause.getMessage()) + ")", cause));
+            }
+        }
+    }
+
+    private void failQueued(Throwable cause) {
+        PendingWrite w;
+        while ((w = queue.poll()) != null) {
+            w.future.completeExceptionally(new WriteFailedException("log " + log
+                    + " cannot be written by this process any more: " + cause.getMessage(), cause));
+        }
+        queuedBytes = 0;
+    }
+
+    // ------------------------------------------------------------------ saturation
+
+    private void updateSaturation() {
+        double fill = Math.max(queue.size() / (double) ctx.config.maxQueuedEntriesPerLog,
+                queuedBytes / (double) ctx.config.maxQueuedBytesPerLog);
+        boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
+        SaturationState s;
+        if (failed || fatal != null || fill >= 0.9) {
+            s = SaturationState.SATURATED;
+        } else if (fill >= 0.5 || recentTrouble) {
+            s = SaturationState.THROTTLED;
+        } else {
+            s = SaturationState.HEALTHY;
+        }
+        if (s != saturation) {
+            saturation = s;
+            tree.saturationChanged();
+        }
+    }
+
+    // ------------------------------------------------------------------ checkpoints
+
+    /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
+    private void maybeStartCheckpoint() {
+        if (entriesSinceCheckpoint < ctx.config.checkpointEveryEntries
+                && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes) {
+            return;
+        }
+        if (!checkpointRunning.compareAndSet(false, true)) {
+            return;
+        }
+        byte[] snapshot = state.snapshot();
+        long through = state.appliedOffset;
+        entriesSinceCheckpoint = 0;
+        bytesSinceCheckpoint = 0;
+        ctx.io.execute(() -> {
+            try {
+                publishAndTrim(snapshot, through);
+            } finally {
+                checkpointRunning.set(false);
+                lock.lock();
+                try {
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+            }
+        });
+    }
+
+    private void publishAndTrim(byte[] snapshot, long through) {
+        long t0 = System.nanoTime();
+        try {
+            ctx.provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
+                    new ByteArrayInputStream(snapshot));
+            checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+            checkpointBytes.record(snapshot.length);
+            ctx.stats.checkpoints.increment();
+            ctx.stats.checkpointBytes.add(snapshot.length);
+            lastCheckpointOffset = through;
+            if (through >= 0) {
+                ctx.provider.trim(log, fence, through);
+                ctx.stats.trims.increment();
+                trims.increment();
+            }
+            ctx.provider.checkpoints().deleteBefore(log, through);
+        } catch (RuntimeException e) {
+            ctx.stats.checkpointFailures.increment();
+            ctx.registry.counter("lattice.provider.errors", tags.and("type", e.getClass().getSimpleName()))
+                    .increment();
+            LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
+                    e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    /** Stops admitting; parked writers get {@link LatticeShuttingDownException}; queued ones still drain. */
+    void beginClose() {
+        lock.lock();
+        try {
+            closing = true;
+            space.signalAll();
+            pump();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until nothing is queued or in flight, or the deadline passes; then checkpoints if anything was written
+     * since the last checkpoint. Writes still in flight at the deadline complete with
+     * {@link WriteOutcomeUnknownException}; queued ones with {@link LatticeShuttingDownException}.
+     *
+     * @return true when drained cleanly
+     */
+    boolean drainAndCheckpoint(long deadlineNanos) {
+        boolean drained;
+        lock.lock();
+        try {
+            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || checkpointRunning.get())
+                    && fatal == null) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            drained = queue.isEmpty() && inFlight.isEmpty() && !recovering && fatal == null;
+            if (!drained) {
+                PendingWrite w;
+                while ((w = queue.poll()) != null) {
+                    w.future.completeExceptionally(new LatticeShuttingDownException("lattice closed before the write to "
+                            + log + " was batched"));
+                }
+                for (Batch b : inFlight) {
+                    failAll(b, true, new LatticeShuttingDownException("close timed out"));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (drained && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
+            checkpointRunning.set(true);
+            try {
+                publishAndTrim(state.snapshot(), state.appliedOffset);
+            } finally {
+                checkpointRunning.set(false);
+            }
+        }
+        return drained;
+    }
+}

@@ -1,0 +1,227 @@
+package dev.lattice.engine;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A named, ordered map {@code String key -> byte[] value}, split into partitions by a stable hash of the key and
+ * made durable by one write-ahead log per partition. Obtained from {@link Lattice#tree(String)}.
+ *
+ * <h2>Guarantees</h2>
+ * <ul>
+ *   <li>Every write returns (or completes its future) only after its log entry is committed by the provider and
+ *       applied to the in-memory state. Reads see only committed data.</li>
+ *   <li>Point operations are linearizable: a read that starts after a write returned sees it (or a later write).</li>
+ *   <li>Conditional writes ({@link #putIfAbsent}, {@link #putIfVersion}) are decided in log order, so replay
+ *       decides them the same way.</li>
+ *   <li>{@link #putAll} is batched, not atomic: each key is committed on its own (all keys of one partition in
+ *       one batch when they fit); on failure some keys may be written and others not.</li>
+ * </ul>
+ *
+ * <h2>Limits</h2>
+ * Keys are non-null strings of at most {@link #maxKeyBytes()} UTF-8 bytes (at least one character); values are
+ * non-null arrays of at most {@link #maxValueBytes()} bytes (empty allowed). Both limits derive from the provider's
+ * maximum entry size. Violations throw {@link NullPointerException} or {@link IllegalArgumentException} naming the
+ * limit, before anything is written.
+ *
+ * <h2>Failures of writes</h2>
+ * Sync methods throw (async ones complete exceptionally with) {@link LatticeSaturatedException} after waiting
+ * the admission timeout, {@link LatticeShuttingDownException} when the lattice is closing,
+ * {@link MemoryBudgetExceededException} when the memory budget is spent, {@link WriteFailedException} when the
+ * provider failed the batch and nothing was written, {@link WriteOutcomeUnknownException} when the engine could not
+ * tell. Sync methods that are interrupted throw {@link LatticeException} with the interrupt flag set.
+ *
+ * <p>Thread-safe: any number of threads may read and write concurrently.
+ */
+public interface Tree {
+
+    /** @return the tree's name */
+    String name();
+
+    /** @return the number of partitions (= logs), fixed when the tree was created */
+    int partitions();
+
+    /** @return the longest key, in UTF-8 bytes */
+    int maxKeyBytes();
+
+    /** @return the largest value, in bytes */
+    int maxValueBytes();
+
+    /**
+     * @param key the key
+     * @return the value, or empty when absent
+     * @throws NullPointerException if {@code key} is null
+     */
+    Optional<byte[]> get(String key);
+
+    /**
+     * @param key the key
+     * @return the value with its version, or empty when absent
+     * @throws NullPointerException if {@code key} is null
+     */
+    Optional<Versioned> getVersioned(String key);
+
+    /**
+     * @param key the key
+     * @return true when the key has a value
+     * @throws NullPointerException if {@code key} is null
+     */
+    boolean exists(String key);
+
+    /**
+     * Reads several keys; each is read at some point during the call (not one snapshot).
+     *
+     * @param keys the keys
+     * @return the present keys with their values, in key order
+     * @throws NullPointerException if {@code keys} or a key is null
+     */
+    Map<String, byte[]> getAll(Collection<String> keys);
+
+    /**
+     * Writes a value.
+     *
+     * @param key the key
+     * @param value the value
+     * @return the version of the write
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key or value exceeds its limit
+     */
+    long put(String key, byte[] value);
+
+    /**
+     * Writes a value only if the key is absent when the write is decided (in log order).
+     *
+     * @param key the key
+     * @param value the value
+     * @return true when it was written
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key or value exceeds its limit
+     */
+    boolean putIfAbsent(String key, byte[] value);
+
+    /**
+     * Writes a value only if the key's current version equals {@code expectedVersion} when the write is decided
+     * (in log order); {@code 0} expects the key to be absent.
+     *
+     * @param key the key
+     * @param value the value
+     * @param expectedVersion the version read before, or 0 for "absent"
+     * @return true when it was written
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key or value exceeds its limit or the version is negative
+     */
+    boolean putIfVersion(String key, byte[] value, long expectedVersion);
+
+    /**
+     * Removes a key (a no-op when absent; still logged).
+     *
+     * @param key the key
+     * @return true when the key was present when the delete was decided
+     * @throws NullPointerException if {@code key} is null
+     * @throws IllegalArgumentException if the key exceeds its limit
+     */
+    boolean delete(String key);
+
+    /**
+     * Writes many keys, batched per partition, not atomically.
+     *
+     * @param entries keys and values
+     * @throws NullPointerException if the map, a key or a value is null
+     * @throws IllegalArgumentException if a key or value exceeds its limit (checked for all before any is written)
+     */
+    void putAll(Map<String, byte[]> entries);
+
+    /**
+     * Ordered scan of {@code [fromInclusive, toExclusive)} across partitions.
+     *
+     * @param fromInclusive lowest key (inclusive), or null for the first key
+     * @param toExclusive upper bound (exclusive), or null for no bound
+     * @param reverse true for descending order
+     * @return the cursor
+     */
+    ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse);
+
+    /** @return the number of keys (sums the partitions; exact when no write runs concurrently) */
+    long count();
+
+    /** @return the tree's current saturation state */
+    SaturationState saturation();
+
+    /**
+     * Async form of {@link #put}.
+     *
+     * @param key the key
+     * @param value the value
+     * @return completes with the version once committed and applied, or exceptionally (see class doc)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the key or value exceeds its limit
+     */
+    CompletableFuture<Long> putAsync(String key, byte[] value);
+
+    /**
+     * Async form of {@link #putIfAbsent}.
+     *
+     * @param key the key
+     * @param value the value
+     * @return completes with true when written
+     */
+    CompletableFuture<Boolean> putIfAbsentAsync(String key, byte[] value);
+
+    /**
+     * Async form of {@link #putIfVersion}.
+     *
+     * @param key the key
+     * @param value the value
+     * @param expectedVersion the expected version, 0 for absent
+     * @return completes with true when written
+     */
+    CompletableFuture<Boolean> putIfVersionAsync(String key, byte[] value, long expectedVersion);
+
+    /**
+     * Async form of {@link #delete}.
+     *
+     * @param key the key
+     * @return completes with true when the key was present
+     */
+    CompletableFuture<Boolean> deleteAsync(String key);
+
+    /**
+     * Async form of {@link #putAll}.
+     *
+     * @param entries keys and values
+     * @return completes when every key is committed, or exceptionally with the first failure
+     */
+    CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries);
+
+    /**
+     * Async form of {@link #get} (completes at once: reads are served from memory).
+     *
+     * @param key the key
+     * @return the value or empty
+     */
+    default CompletableFuture<Optional<byte[]>> getAsync(String key) {
+        return CompletableFuture.completedFuture(get(key));
+    }
+
+    /**
+     * Async form of {@link #getVersioned}.
+     *
+     * @param key the key
+     * @return the versioned value or empty
+     */
+    default CompletableFuture<Optional<Versioned>> getVersionedAsync(String key) {
+        return CompletableFuture.completedFuture(getVersioned(key));
+    }
+
+    /**
+     * Async form of {@link #getAll}.
+     *
+     * @param keys the keys
+     * @return the present keys with values
+     */
+    default CompletableFuture<Map<String, byte[]>> getAllAsync(Collection<String> keys) {
+        return CompletableFuture.completedFuture(getAll(keys));
+    }
+}

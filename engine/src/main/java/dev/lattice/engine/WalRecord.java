@@ -1,0 +1,185 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.CorruptLogException;
+import dev.lattice.spi.LogId;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * The engine's WAL entry format (see docs/wal-format.md). An entry is encoded once when a write is admitted, with
+ * its version and checksum patched in when the batch is cut (so a retried batch carries identical bytes).
+ *
+ * <pre>
+ * 0  u8  magic 0x4C ('L')
+ * 1  u8  format version (1)
+ * 2  u8  kind: 1 = tree mutations, 2 = catalog
+ * 3  u8  flags (0)
+ * 4  i64 version (per-tree, assigned at batch cut)
+ * 12 i32 mutation count
+ * 16 mutations: u8 op, [i64 expected version if op = PUT_IF_VERSION], i32 key length, key (UTF-8),
+ *    [i32 value length, value if op carries a value]
+ * n-4 i32 CRC32C of bytes [0, n-4)
+ * </pre>
+ *
+ * Not instantiable; thread-safe.
+ */
+final class WalRecord {
+
+    static final byte MAGIC = 0x4C;
+    static final byte FORMAT = 1;
+    static final byte KIND_MUTATIONS = 1;
+    static final byte KIND_CATALOG = 2;
+    static final int HEADER_BYTES = 16;
+    static final int TRAILER_BYTES = 4;
+    /** Bytes an entry holding one put adds around its key and value: header, op, lengths, checksum. */
+    static final int SINGLE_PUT_OVERHEAD = HEADER_BYTES + 1 + 8 + 4 + 4 + TRAILER_BYTES;
+
+    private WalRecord() {
+    }
+
+    /** Encodes mutations with version 0 and no checksum yet; see {@link #seal}. */
+    static byte[] encode(byte kind, List<Mutation> mutations) {
+        int size = HEADER_BYTES + TRAILER_BYTES;
+        for (Mutation m : mutations) {
+            size += m.encodedSize();
+        }
+        ByteBuffer b = ByteBuffer.allocate(size);
+        b.put(MAGIC).put(FORMAT).put(kind).put((byte) 0).putLong(0L).putInt(mutations.size());
+        for (Mutation m : mutations) {
+            m.writeTo(b);
+        }
+        return b.array();
+    }
+
+    static byte[] encode(Mutation m) {
+        return encode(KIND_MUTATIONS, List.of(m));
+    }
+
+    /** Writes the version and the checksum into an encoded entry, in place. */
+    static void seal(byte[] entry, long version) {
+        ByteBuffer b = ByteBuffer.wrap(entry);
+        b.putLong(4, version);
+        CRC32C crc = new CRC32C();
+        crc.update(entry, 0, entry.length - TRAILER_BYTES);
+        b.putInt(entry.length - TRAILER_BYTES, (int) crc.getValue());
+    }
+
+    /** A decoded entry. */
+    record Decoded(byte kind, long version, List<Mutation> mutations) {
+    }
+
+    /**
+     * Decodes and verifies an entry.
+     *
+     * @throws CorruptLogException if the magic, format, checksum or structure is wrong
+     */
+    static Decoded decode(LogId log, long offset, byte[] entry) {
+        if (entry.length < HEADER_BYTES + TRAILER_BYTES) {
+            throw new CorruptLogException(log, offset, "entry is " + entry.length + " bytes, shorter than a header");
+        }
+        ByteBuffer b = ByteBuffer.wrap(entry);
+        CRC32C crc = new CRC32C();
+        crc.update(entry, 0, entry.length - TRAILER_BYTES);
+        int stored = b.getInt(entry.length - TRAILER_BYTES);
+        if (stored != (int) crc.getValue()) {
+            throw new CorruptLogException(log, offset, "entry checksum mismatch (CRC32C stored "
+                    + Integer.toHexString(stored) + ", computed " + Long.toHexString(crc.getValue()) + ")");
+        }
+        if (b.get(0) != MAGIC || b.get(1) != FORMAT) {
+            throw new CorruptLogException(log, offset, "unknown entry magic/format " + b.get(0) + "/" + b.get(1));
+        }
+        byte kind = b.get(2);
+        long version = b.getLong(4);
+        int count = b.getInt(12);
+        b.position(HEADER_BYTES);
+        b.limit(entry.length - TRAILER_BYTES);
+        try {
+            List<Mutation> ms = new ArrayList<>(Math.min(count, 1024));
+            for (int i = 0; i < count; i++) {
+                ms.add(Mutation.readFrom(b));
+            }
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException(b.remaining() + " trailing bytes");
+            }
+            return new Decoded(kind, version, ms);
+        } catch (RuntimeException e) {
+            throw new CorruptLogException(log, offset, "entry cannot be decoded: " + e.getMessage(), e);
+        }
+    }
+
+    /** One operation inside an entry. */
+    record Mutation(byte op, String key, byte[] keyBytes, byte[] value, long expectedVersion) {
+        static final byte PUT = 1;
+        static final byte DELETE = 2;
+        static final byte PUT_IF_VERSION = 3;
+        static final byte CREATE_TREE = 10;
+
+        static Mutation put(String key, byte[] keyBytes, byte[] value) {
+            return new Mutation(PUT, key, keyBytes, value, 0);
+        }
+
+        static Mutation putIfVersion(String key, byte[] keyBytes, byte[] value, long expected) {
+            return new Mutation(PUT_IF_VERSION, key, keyBytes, value, expected);
+        }
+
+        static Mutation delete(String key, byte[] keyBytes) {
+            return new Mutation(DELETE, key, keyBytes, null, 0);
+        }
+
+        /** Catalog: a tree was created; the key is the tree name, the value holds the partition count. */
+        static Mutation createTree(String tree, int partitions) {
+            return new Mutation(CREATE_TREE, tree, tree.getBytes(StandardCharsets.UTF_8),
+                    ByteBuffer.allocate(4).putInt(partitions).array(), 0);
+        }
+
+        boolean hasValue() {
+            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE;
+        }
+
+        int encodedSize() {
+            return 1 + (op == PUT_IF_VERSION ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0);
+        }
+
+        void writeTo(ByteBuffer b) {
+            b.put(op);
+            if (op == PUT_IF_VERSION) {
+                b.putLong(expectedVersion);
+            }
+            b.putInt(keyBytes.length).put(keyBytes);
+            if (hasValue()) {
+                b.putInt(value.length).put(value);
+            }
+        }
+
+        static Mutation readFrom(ByteBuffer b) {
+            byte op = b.get();
+            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != CREATE_TREE) {
+                throw new IllegalArgumentException("unknown mutation op " + op);
+            }
+            long expected = op == PUT_IF_VERSION ? b.getLong() : 0;
+            byte[] key = new byte[checkLength(b, b.getInt())];
+            b.get(key);
+            byte[] value = null;
+            if (op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE) {
+                value = new byte[checkLength(b, b.getInt())];
+                b.get(value);
+            }
+            return new Mutation(op, new String(key, StandardCharsets.UTF_8), key, value, expected);
+        }
+
+        private static int checkLength(ByteBuffer b, int len) {
+            if (len < 0 || len > b.remaining()) {
+                throw new IllegalArgumentException("length " + len + " exceeds the " + b.remaining() + " bytes left");
+            }
+            return len;
+        }
+
+        int partitionsOfCreateTree() {
+            return ByteBuffer.wrap(value).getInt();
+        }
+    }
+}
