@@ -228,10 +228,19 @@ final class TreeImpl implements Tree {
             throw new IllegalArgumentException("key is " + kb.length + " UTF-8 bytes, more than the limit of "
                     + maxKeyBytes + " bytes (LatticeConfig maxKeyBytes)");
         }
-        if (kb.length != key.length() && !new String(kb, StandardCharsets.UTF_8).equals(key)) {
+        if (hasSurrogate(key) && !new String(kb, StandardCharsets.UTF_8).equals(key)) {
             throw new IllegalArgumentException("key has an unpaired surrogate character and cannot be stored as UTF-8");
         }
         return kb;
+    }
+
+    private static boolean hasSurrogate(String key) {
+        for (int i = 0; i < key.length(); i++) {
+            if (Character.isSurrogate(key.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private byte[] value(byte[] value) {
