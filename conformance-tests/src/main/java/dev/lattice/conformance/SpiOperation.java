@@ -1,0 +1,50 @@
+package dev.lattice.conformance;
+
+/**
+ * The provider SPI calls that reach the backend, as seen by the decorators in this package
+ * ({@link FaultInjectingProvider}, {@link CountingProvider}). {@code describe}, {@code checkpoints} and
+ * {@code close} are local and not listed; {@code append} is not listed because the decorators run the SPI's default
+ * {@code append}, which is {@link #STAGE} then {@link #COMMIT} (and {@link #ABORT} when the commit fails).
+ */
+public enum SpiOperation {
+    /** {@link dev.lattice.spi.WalStorageProvider#claim}. */
+    CLAIM,
+    /** {@link dev.lattice.spi.WalStorageProvider#stage}. */
+    STAGE,
+    /** {@link dev.lattice.spi.WalStorageProvider#commit}. */
+    COMMIT,
+    /** {@link dev.lattice.spi.WalStorageProvider#abort}. */
+    ABORT,
+    /** {@link dev.lattice.spi.WalStorageProvider#read}. */
+    READ,
+    /** {@link dev.lattice.spi.WalStorageProvider#state}. */
+    STATE,
+    /** {@link dev.lattice.spi.WalStorageProvider#trim}. */
+    TRIM,
+    /** {@link dev.lattice.spi.WalStorageProvider#reconcile}. */
+    RECONCILE,
+    /** {@link dev.lattice.spi.WalStorageProvider#logs}. */
+    LOGS,
+    /** {@link dev.lattice.spi.WalStorageProvider#trees}. */
+    TREES,
+    /** {@link dev.lattice.spi.CheckpointStore#publish}. */
+    CHECKPOINT_PUBLISH,
+    /** {@link dev.lattice.spi.CheckpointStore#latest}. */
+    CHECKPOINT_LATEST,
+    /** {@link dev.lattice.spi.CheckpointStore#open}. */
+    CHECKPOINT_OPEN,
+    /** {@link dev.lattice.spi.CheckpointStore#deleteBefore}. */
+    CHECKPOINT_DELETE_BEFORE;
+
+    /**
+     * Whether the call changes the log (so a lost response leaves its outcome unknown).
+     *
+     * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete
+     */
+    public boolean isWrite() {
+        return switch (this) {
+            case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE -> true;
+            default -> false;
+        };
+    }
+}
