@@ -1,0 +1,371 @@
+package dev.lattice.provider.chronicle;
+
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.CheckpointStore;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.ProviderFeature;
+import dev.lattice.spi.ReadPage;
+import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.WalStorageProvider;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * The embedded default WAL provider: every log is a Chronicle Queue (one directory per log) under a root directory
+ * that this instance locks exclusively for its whole life.
+ *
+ * <h2>How the SPI maps onto Chronicle Queue</h2>
+ * <ul>
+ *   <li>{@link #stage} validates (limits, offsets, fence) and keeps the batch in memory, encoded once
+ *       ({@link ProviderFeature#DEFERRED_STAGE}); a staged batch does not survive close or a crash.</li>
+ *   <li>{@link #commit} writes every staged batch up to the commit offset as one commit group: one Chronicle
+ *       document (frame) when they fit in {@link ChronicleConfig#maxDocumentBytes()}, else consecutive frames of
+ *       which the last marks the group complete. A Chronicle document becomes visible to readers in one
+ *       compare-and-swap of its length header, so a crash mid-write leaves nothing readable; every frame carries
+ *       a CRC32C, so damage is detected.</li>
+ *   <li>Each log keeps an in-memory index of its committed frames (24 bytes per frame) built on open by one scan of
+ *       the queue from the trim point; a read is a {@code moveToIndex} plus sequential reads.</li>
+ *   <li>Fencing: each log's epoch is a small file written atomically (temp file, fsync, rename, directory fsync);
+ *       the root lock keeps any other instance out, so the epoch in memory is authoritative.</li>
+ *   <li>Trim writes the watermark durably first, then deletes whole cycle files at or below it (never the newest
+ *       one).</li>
+ * </ul>
+ *
+ * <p>Thread-safe: calls on different logs run in parallel; calls on one log are serialised by that log's lock.
+ * Every method but {@link #describe()} and {@link #close()} throws {@link IllegalStateException} after close.
+ */
+public final class ChronicleWalStorageProvider implements WalStorageProvider, CheckpointStore {
+
+    /** The provider's name in {@link #describe()}. */
+    public static final String NAME = "chronicle";
+    /** The provider implementation's version, also the on-disk format version. */
+    public static final String VERSION = "1";
+    /** Directory under the root holding one directory per log. */
+    static final String LOGS_DIR = "logs";
+    /** File under the root recording the on-disk format version and block size. */
+    static final String FORMAT_FILE = "lattice-chronicle.format";
+    private static final int FORMAT_MAGIC = 0x4C434647;
+    private static final long FORMAT_VERSION = 1;
+
+    private final ChronicleConfig config;
+    private final ProviderDescriptor descriptor;
+    private final RootLock rootLock;
+    private final Path logsDir;
+    private final ConcurrentHashMap<LogId, LogStore> logs = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private ChronicleWalStorageProvider(ChronicleConfig config, RootLock rootLock) {
+        this.config = config;
+        this.rootLock = rootLock;
+        this.logsDir = rootLock.root().resolve(LOGS_DIR);
+        this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
+                Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT));
+    }
+
+    /**
+     * Opens a provider on a directory, creating it if missing, and locks it for the provider's life.
+     *
+     * @param config the configuration
+     * @return the open provider; the caller closes it
+     * @throws NullPointerException if {@code config} is null
+     * @throws DirectoryLockedException if another provider instance (another process or this JVM) holds the
+     *     directory
+     * @throws IllegalArgumentException if the directory was created with another block size than the one
+     *     explicitly configured, or has an unknown format version
+     * @throws WalStorageException if the directory cannot be created, locked or read
+     */
+    public static ChronicleWalStorageProvider open(ChronicleConfig config) {
+        Objects.requireNonNull(config, "config");
+        try {
+            Files.createDirectories(config.root());
+        } catch (IOException e) {
+            throw new WalStorageException(null, "cannot create the chronicle directory " + config.root(), e);
+        }
+        RootLock lock = RootLock.acquire(config.root());
+        try {
+            ChronicleConfig effective = checkFormat(lock.root(), config);
+            return new ChronicleWalStorageProvider(effective, lock);
+        } catch (RuntimeException | Error e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    private static ChronicleConfig checkFormat(Path root, ChronicleConfig config) {
+        Path file = root.resolve(FORMAT_FILE);
+        long[] f = SmallFiles.readRecord(null, file, FORMAT_MAGIC, 2);
+        if (f == null) {
+            SmallFiles.writeRecord(null, file, FORMAT_MAGIC, FORMAT_VERSION, config.blockSize());
+            return config;
+        }
+        if (f[0] != FORMAT_VERSION) {
+            throw new IllegalArgumentException("chronicle directory " + root + " has format version " + f[0]
+                    + "; this provider reads version " + FORMAT_VERSION);
+        }
+        if (f[1] != config.blockSize()) {
+            if (config.blockSizeExplicit()) {
+                throw new IllegalArgumentException("option '" + ChronicleConfig.OPT_BLOCK_SIZE + "' is "
+                        + config.blockSize() + " but chronicle directory " + root + " was created with block size "
+                        + f[1] + "; the block size of a directory cannot change");
+            }
+            return config.withBlockSize(f[1]);
+        }
+        return config;
+    }
+
+    /** @return the effective configuration (the block size is the directory's) */
+    public ChronicleConfig config() {
+        return config;
+    }
+
+    @Override
+    public ProviderDescriptor describe() {
+        return descriptor;
+    }
+
+    private <T> T withLog(LogId log, Function<LogStore, T> work) {
+        SpiChecks.open(closed, NAME);
+        Objects.requireNonNull(log, "log");
+        LogStore s = logs.computeIfAbsent(log, id -> new LogStore(id, logsDir, config));
+        s.lock.lock();
+        try {
+            SpiChecks.open(closed || s.isClosed(), NAME);
+            try {
+                s.ensureLoaded();
+                return work.apply(s);
+            } catch (WalStorageException | LogStore.UnclaimedFenceException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
+            }
+        } finally {
+            s.lock.unlock();
+        }
+    }
+
+    @Override
+    public Fence claim(LogId log) {
+        return withLog(log, LogStore::claim);
+    }
+
+    @Override
+    public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
+        SpiChecks.stage(log, fence, batch, descriptor.limits());
+        return withLog(log, s -> s.stage(fence, batch));
+    }
+
+    @Override
+    public void commit(LogId log, Fence fence, long throughOffset) {
+        SpiChecks.commit(log, fence, throughOffset);
+        withLog(log, s -> {
+            s.commit(fence, throughOffset);
+            return null;
+        });
+    }
+
+    @Override
+    public void abort(LogId log, Fence fence, StagedBatch staged) {
+        SpiChecks.abort(log, fence, staged);
+        withLog(log, s -> {
+            s.abort(fence, staged);
+            return null;
+        });
+    }
+
+    @Override
+    public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
+        SpiChecks.read(log, fromExclusive, maxEntries, maxBytes);
+        return withLog(log, s -> s.read(fromExclusive, maxEntries, maxBytes));
+    }
+
+    @Override
+    public LogState state(LogId log) {
+        return withLog(log, LogStore::state);
+    }
+
+    @Override
+    public void trim(LogId log, Fence fence, long throughInclusive) {
+        SpiChecks.trim(log, fence, throughInclusive);
+        withLog(log, s -> {
+            s.trim(fence, throughInclusive);
+            return null;
+        });
+    }
+
+    @Override
+    public ReconcileResult reconcile(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        return withLog(log, s -> s.reconcile(fence));
+    }
+
+    @Override
+    public CheckpointStore checkpoints() {
+        return this;
+    }
+
+    @Override
+    public List<LogId> logs(String tree) {
+        LogId.validateTreeName(tree);
+        List<LogId> out = new ArrayList<>();
+        for (LogId id : listLogs()) {
+            if (id.tree().equals(tree)) {
+                out.add(id);
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    @Override
+    public List<String> trees() {
+        Set<String> out = new TreeSet<>();
+        for (LogId id : listLogs()) {
+            out.add(id.tree());
+        }
+        return new ArrayList<>(out);
+    }
+
+    private List<LogId> listLogs() {
+        SpiChecks.open(closed, NAME);
+        List<LogId> out = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(logsDir)) {
+            for (Path p : ds) {
+                LogId id = parseKey(p.getFileName().toString());
+                if (id != null && Files.isDirectory(p)) {
+                    out.add(id);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return out;
+        } catch (IOException e) {
+            throw new WalStorageException(null, "cannot list logs in " + logsDir, e);
+        }
+        return out;
+    }
+
+    /**
+     * Parses a log directory name ({@link LogId#key()}).
+     *
+     * @param name e.g. {@code orders.0007}
+     * @return the log id, or null when the name is not a log key
+     */
+    static LogId parseKey(String name) {
+        int dot = name.lastIndexOf('.');
+        if (dot <= 0 || name.length() - dot - 1 != 4) {
+            return null;
+        }
+        String part = name.substring(dot + 1);
+        for (int i = 0; i < part.length(); i++) {
+            if (!Character.isDigit(part.charAt(i))) {
+                return null;
+            }
+        }
+        try {
+            return new LogId(name.substring(0, dot), Integer.parseInt(part));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    // ---------------------------------------------------------------- CheckpointStore
+
+    @Override
+    public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion, InputStream data) {
+        SpiChecks.publish(log, fence, throughOffset, formatVersion, data);
+        Path dir = withLog(log, s -> {
+            s.checkPublish(fence, throughOffset);
+            s.prepareCheckpointDir();
+            return s.checkpointDir();
+        });
+        CheckpointFiles.Written written = CheckpointFiles.writeTemp(log, dir, throughOffset, formatVersion,
+                fence.epoch(), data, descriptor.limits().maxCheckpointBytes());
+        try {
+            return withLog(log, s -> s.publish(fence, written));
+        } finally {
+            try {
+                Files.deleteIfExists(written.tmp());
+            } catch (IOException ignored) {
+                // removed when the log is next opened
+            }
+        }
+    }
+
+    @Override
+    public Optional<CheckpointInfo> latest(LogId log) {
+        return withLog(log, LogStore::latestCheckpoint);
+    }
+
+    @Override
+    public InputStream open(LogId log, CheckpointInfo info) {
+        Objects.requireNonNull(info, "info");
+        return withLog(log, s -> s.openCheckpoint(info));
+    }
+
+    @Override
+    public void deleteBefore(LogId log, long throughOffsetExclusive) {
+        withLog(log, s -> {
+            s.deleteCheckpointsBefore(throughOffsetExclusive);
+            return null;
+        });
+    }
+
+    /**
+     * Closes every log's queue (unmapping its files), drops staged batches and releases the directory lock.
+     * Idempotent. Waits for calls in progress on each log to finish.
+     *
+     * @throws WalStorageException if closing a queue failed (everything else is still released)
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        RuntimeException failure = null;
+        for (LogStore s : logs.values()) {
+            s.lock.lock();
+            try {
+                s.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            } finally {
+                s.lock.unlock();
+            }
+        }
+        rootLock.close();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ChronicleWalStorageProvider[" + config + (closed ? ", closed" : "") + "]";
+    }
+}

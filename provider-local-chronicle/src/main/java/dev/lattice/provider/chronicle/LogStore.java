@@ -1,0 +1,1019 @@
+package dev.lattice.provider.chronicle;
+
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.CorruptLogException;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.FencedException;
+import dev.lattice.spi.LogEntry;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.OffsetConflictException;
+import dev.lattice.spi.ReadPage;
+import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.WalStorageException;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.SyncMode;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.ExcerptTailer;
+import net.openhft.chronicle.queue.RollCycle;
+import net.openhft.chronicle.queue.impl.RollingResourcesCache;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.wire.DocumentContext;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+
+/**
+ * One log of a {@link ChronicleWalStorageProvider}: its directory, its Chronicle queue, its durable epoch and trim
+ * watermark, its in-memory frame index and its staged batches.
+ *
+ * <pre>
+ * &lt;root&gt;/logs/&lt;tree&gt;.&lt;pppp&gt;/
+ *     epoch                 durable epoch record (SmallFiles)
+ *     trim                  durable trim record: watermark, tail at trim time (SmallFiles)
+ *     queue/                the Chronicle queue: metadata.cq4t and one .cq4 file per roll cycle
+ *     checkpoints/          checkpoint-&lt;through&gt;.ckpt files (CheckpointFiles)
+ * </pre>
+ *
+ * <p>Not thread-safe by itself: every method runs with {@link #lock} held (the provider takes it).
+ */
+final class LogStore {
+
+    static final String EPOCH_FILE = "epoch";
+    static final String TRIM_FILE = "trim";
+    static final String QUEUE_DIR = "queue";
+    static final String CHECKPOINT_DIR = "checkpoints";
+    private static final int EPOCH_MAGIC = 0x4C455043;
+    private static final int TRIM_MAGIC = 0x4C54524D;
+
+    /** Guards everything in this object. */
+    final ReentrantLock lock = new ReentrantLock();
+    final LogId id;
+    private final ChronicleConfig config;
+    private final Path dir;
+    private final Path queueDir;
+    private final Path checkpointDir;
+
+    private boolean loaded;
+    private boolean exists;
+    private boolean dirty;
+    private boolean closed;
+
+    private long epoch;
+    private long watermark = -1;
+    private long tail = -1;
+    private final FrameIndex frames = new FrameIndex();
+    private long framePayloadBytes;
+    private long framedBytes;
+    private long hiddenPayloadBytes;
+    private long pendingLeftovers;
+    private final TreeMap<Long, Staged> staged = new TreeMap<>();
+    private TreeMap<Long, Path> checkpoints = new TreeMap<>();
+    private long checkpointBytes;
+
+    private SingleChronicleQueue queue;
+    private ExcerptAppender appender;
+    private ExcerptTailer tailer;
+    private RollingResourcesCache cycleNames;
+    private FileChannel syncChannel;
+    private File syncFile;
+
+    /**
+     * A batch staged in memory (the provider declares DEFERRED_STAGE), already encoded as its frame fragment.
+     *
+     * @param first first offset
+     * @param last last offset
+     * @param epoch the stager's epoch
+     * @param id the batch id
+     * @param fragment the encoded batch ({@link Frames#encodeBatch})
+     * @param entries the entry count
+     * @param payloadBytes the payload bytes
+     */
+    record Staged(long first, long last, long epoch, BatchId id, byte[] fragment, int entries, long payloadBytes) {
+    }
+
+    LogStore(LogId id, Path logsDir, ChronicleConfig config) {
+        this.id = id;
+        this.config = config;
+        this.dir = logsDir.resolve(id.key());
+        this.queueDir = dir.resolve(QUEUE_DIR);
+        this.checkpointDir = dir.resolve(CHECKPOINT_DIR);
+    }
+
+    // ---------------------------------------------------------------- life cycle
+
+    /** @return true once {@link #close()} ran */
+    boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Loads the log from disk on first use (and again after a failed write): epoch, trim record, checkpoints, and a
+     * scan of the queue from the trim point that rebuilds the frame index. Does not create anything.
+     */
+    void ensureLoaded() {
+        if (loaded && !dirty) {
+            return;
+        }
+        boolean firstLoad = !loaded;
+        if (dirty) {
+            closeChronicle();
+        }
+        exists = Files.isDirectory(dir);
+        if (exists) {
+            if (firstLoad) {
+                // Leftovers of a crash during an atomic write; never on a reload, a publish may be in flight.
+                deleteTempFiles(dir);
+                deleteTempFiles(checkpointDir);
+            }
+            long[] e = SmallFiles.readRecord(id, dir.resolve(EPOCH_FILE), EPOCH_MAGIC, 1);
+            epoch = e == null ? 0 : e[0];
+            long[] t = SmallFiles.readRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, 2);
+            watermark = t == null ? -1 : t[0];
+            long floor = t == null ? -1 : Math.max(t[0], t[1]);
+            checkpoints = CheckpointFiles.list(id, checkpointDir);
+            checkpointBytes = 0;
+            for (Path p : checkpoints.values()) {
+                checkpointBytes += sizeOf(p);
+            }
+            frames.clear();
+            framePayloadBytes = 0;
+            framedBytes = 0;
+            hiddenPayloadBytes = 0;
+            tail = floor;
+            if (Files.isDirectory(queueDir)) {
+                openQueue();
+                scan();
+            }
+            tail = Math.max(tail, floor);
+            staged.headMap(tail, true).clear();
+        }
+        loaded = true;
+        dirty = false;
+    }
+
+    /** Creates the log's directories (durably) if they do not exist yet. */
+    private void materialize() {
+        if (exists) {
+            return;
+        }
+        try {
+            Path logs = dir.getParent();
+            boolean newLogsDir = !Files.isDirectory(logs);
+            Files.createDirectories(checkpointDir);
+            if (newLogsDir) {
+                SmallFiles.forceDirectory(logs.getParent());
+            }
+            SmallFiles.forceDirectory(logs);
+            SmallFiles.forceDirectory(dir);
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot create log directory " + dir, e);
+        }
+        exists = true;
+    }
+
+    private void openQueue() {
+        boolean created = !Files.isDirectory(queueDir);
+        queue = SingleChronicleQueueBuilder.binary(queueDir)
+                .blockSize(config.blockSize())
+                .rollCycle(config.rollCycle())
+                .timeProvider(config.clock())
+                .syncMode(SyncMode.NONE)
+                .build();
+        // Creating the appender also writes end-of-file markers into older cycles that lack them (after a crash).
+        appender = queue.createAppender();
+        appender.singleThreadedCheckDisabled(true);
+        RollCycle rc = queue.rollCycle();
+        cycleNames = new RollingResourcesCache(rc, queue.epoch(), name -> new File(queueDir.toFile(),
+                name + SingleChronicleQueue.SUFFIX), f -> f.getName().substring(0, f.getName().length()
+                - SingleChronicleQueue.SUFFIX.length()));
+        if (created) {
+            try {
+                SmallFiles.forceDirectory(queueDir);
+                SmallFiles.forceDirectory(dir);
+            } catch (IOException e) {
+                throw new WalStorageException(id, "cannot force directory " + queueDir, e);
+            }
+        }
+    }
+
+    private ExcerptTailer tailer() {
+        if (tailer == null) {
+            tailer = queue.createTailer();
+            tailer.singleThreadedCheckDisabled(true);
+        }
+        return tailer;
+    }
+
+    private void closeChronicle() {
+        Throwable first = null;
+        for (AutoCloseable c : new AutoCloseable[]{tailer, appender, queue, syncChannel}) {
+            if (c == null) {
+                continue;
+            }
+            try {
+                c.close();
+            } catch (Exception | Error e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        tailer = null;
+        appender = null;
+        queue = null;
+        syncChannel = null;
+        syncFile = null;
+        if (first != null) {
+            throw new WalStorageException(id, "closing the Chronicle queue failed", first);
+        }
+    }
+
+    /** Releases the queue, its mapped files and channels; staged batches are dropped. Idempotent. */
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        staged.clear();
+        closeChronicle();
+    }
+
+    // ---------------------------------------------------------------- fencing
+
+    private void checkFence(Fence fence) {
+        if (fence.epoch() < epoch) {
+            throw new FencedException(id, fence.epoch(), epoch);
+        }
+        if (fence.epoch() > epoch) {
+            throw new UnclaimedFenceException("fence " + fence + " was never claimed on this storage (the log's "
+                    + "epoch is " + epoch + ")");
+        }
+    }
+
+    /** An argument error: a fence with an epoch above anything claimed on the log. */
+    static final class UnclaimedFenceException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        UnclaimedFenceException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Raises the epoch durably (written, forced and renamed before this returns).
+     *
+     * @return the new fence
+     */
+    Fence claim() {
+        materialize();
+        long next = epoch + 1;
+        SmallFiles.writeRecord(id, dir.resolve(EPOCH_FILE), EPOCH_MAGIC, next);
+        epoch = next;
+        return new Fence(id, next);
+    }
+
+    // ---------------------------------------------------------------- stage / commit / abort
+
+    StagedBatch stage(Fence fence, EncodedBatch batch) {
+        checkFence(fence);
+        long first = batch.firstOffset();
+        long last = batch.lastOffset();
+        StagedBatch receipt = StagedBatch.of(fence, batch);
+        if (first <= tail) {
+            if (first > watermark && isCommittedBatch(first, last, batch.batchId())) {
+                return receipt;
+            }
+            throw new OffsetConflictException(id, "batch " + first + ".." + last + " overlaps committed offsets "
+                    + "(committed tail " + tail + (watermark >= 0 ? ", trim watermark " + watermark : "") + ")");
+        }
+        List<Long> older = new ArrayList<>();
+        Map.Entry<Long, Staged> below = staged.floorEntry(first);
+        List<Staged> overlapping = new ArrayList<>();
+        if (below != null && below.getValue().last >= first) {
+            overlapping.add(below.getValue());
+        }
+        overlapping.addAll(staged.subMap(first, false, last, true).values());
+        for (Staged s : overlapping) {
+            if (s.epoch < fence.epoch()) {
+                older.add(s.first);
+            } else if (s.first == first && s.last == last && s.id.equals(batch.batchId())) {
+                return receipt;
+            } else {
+                throw new OffsetConflictException(id, "batch " + first + ".." + last + " (id " + batch.batchId()
+                        + ") overlaps staged batch " + s.first + ".." + s.last + " (id " + s.id + ")");
+            }
+        }
+        older.forEach(staged::remove);
+        staged.put(first, new Staged(first, last, fence.epoch(), batch.batchId(), Frames.encodeBatch(batch),
+                batch.size(), batch.payloadBytes()));
+        return receipt;
+    }
+
+    private boolean isCommittedBatch(long first, long last, BatchId batchId) {
+        int i = frames.find(first);
+        if (i < 0 || frames.chronicleIndex(i) == FrameIndex.CORRUPT || frames.last(i, tail) < last) {
+            return false;
+        }
+        byte[] doc = readFrame(i, first);
+        Frames.Header h = Frames.readHeader(doc);
+        BatchId found = Frames.findBatch(doc, h, first, last);
+        return batchId.equals(found);
+    }
+
+    void abort(Fence fence, StagedBatch receipt) {
+        checkFence(fence);
+        Staged s = staged.get(receipt.firstOffset());
+        if (s != null && s.epoch == receipt.epoch() && s.id.equals(receipt.batchId()) && s.last == receipt.lastOffset()) {
+            staged.remove(receipt.firstOffset());
+        }
+    }
+
+    void commit(Fence fence, long through) {
+        checkFence(fence);
+        if (through <= tail) {
+            return;
+        }
+        List<Staged> chain = new ArrayList<>();
+        long pos = tail + 1;
+        while (pos <= through) {
+            Staged s = staged.get(pos);
+            if (s == null || s.epoch != fence.epoch()) {
+                throw new OffsetConflictException(id, "cannot commit through " + through + ": offset " + pos
+                        + " is not staged under epoch " + fence.epoch());
+            }
+            if (s.last > through) {
+                throw new OffsetConflictException(id, "cannot commit through " + through
+                        + ": it falls inside staged batch " + s.first + ".." + s.last);
+            }
+            chain.add(s);
+            pos = s.last + 1;
+        }
+        materialize();
+        if (queue == null) {
+            openQueue();
+        }
+        List<long[]> written;
+        try {
+            written = writeGroup(fence.epoch(), chain, tail + 1, through);
+        } catch (RuntimeException | Error e) {
+            // The group may or may not have become visible: rebuild from disk before the next call.
+            dirty = true;
+            throw e instanceof WalStorageException w ? w
+                    : new WalStorageException(id, "writing the commit through " + through + " failed; its outcome "
+                    + "is known after the next call reloads the log", e);
+        }
+        for (long[] f : written) {
+            frames.add(f[0], f[1], (int) f[2], (int) f[3]);
+            framePayloadBytes += f[2];
+            framedBytes += f[3];
+        }
+        for (Staged s : chain) {
+            staged.remove(s.first);
+        }
+        tail = through;
+    }
+
+    /**
+     * Writes one commit group: the chain's fragments packed into as few frames (Chronicle documents) as fit.
+     *
+     * @return per frame: first offset, Chronicle index, payload bytes, frame bytes
+     */
+    private List<long[]> writeGroup(long fenceEpoch, List<Staged> chain, long groupFirst, long groupThrough) {
+        int budget = config.maxDocumentBytes() - Frames.FRAME_OVERHEAD;
+        List<long[]> out = new ArrayList<>();
+        List<File> touched = new ArrayList<>();
+        int i = 0;
+        while (i < chain.size()) {
+            int j = i;
+            long bytes = 0;
+            while (j < chain.size() && (j == i || bytes + chain.get(j).fragment.length <= budget)) {
+                bytes += chain.get(j).fragment.length;
+                j++;
+            }
+            List<Staged> part = chain.subList(i, j);
+            out.add(writeFrame(fenceEpoch, part, groupFirst, groupThrough, (int) bytes));
+            File f = appender.currentFile();
+            if (f != null && !touched.contains(f)) {
+                touched.add(f);
+            }
+            i = j;
+        }
+        if (config.durability() == ChronicleDurability.FSYNC) {
+            force(touched);
+        }
+        return out;
+    }
+
+    private long[] writeFrame(long fenceEpoch, List<Staged> part, long groupFirst, long groupThrough, int bodyBytes) {
+        int entries = 0;
+        long payload = 0;
+        for (Staged s : part) {
+            entries += s.entries;
+            payload += s.payloadBytes;
+        }
+        long first = part.get(0).first;
+        long last = part.get(part.size() - 1).last;
+        int frameLength = Frames.FRAME_OVERHEAD + bodyBytes;
+        byte[] header = Frames.header(frameLength, part.size(), entries, fenceEpoch, first, last, groupFirst,
+                groupThrough, (int) payload);
+        CRC32C crc = new CRC32C();
+        crc.update(header);
+        for (Staged s : part) {
+            crc.update(s.fragment);
+        }
+        int c = (int) crc.getValue();
+        byte[] trailer = {(byte) (c >>> 24), (byte) (c >>> 16), (byte) (c >>> 8), (byte) c};
+        DocumentContext dc = appender.writingDocument();
+        try {
+            Bytes<?> b = dc.wire().bytes();
+            b.write(header);
+            for (Staged s : part) {
+                b.write(s.fragment);
+            }
+            b.write(trailer);
+        } catch (RuntimeException | Error e) {
+            dc.rollbackOnClose();
+            throw e;
+        } finally {
+            dc.close();
+        }
+        return new long[]{first, appender.lastIndexAppended(), payload, frameLength};
+    }
+
+    /** Forces the cycle files a commit wrote (fdatasync), and the queue directory when a cycle file is new. */
+    private void force(List<File> touched) {
+        try {
+            boolean newFile = false;
+            for (File f : touched) {
+                if (!f.equals(syncFile)) {
+                    if (syncChannel != null) {
+                        syncChannel.force(false);
+                        syncChannel.close();
+                    }
+                    syncChannel = FileChannel.open(f.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE);
+                    syncFile = f;
+                    newFile = true;
+                }
+                if (f.equals(syncFile)) {
+                    syncChannel.force(false);
+                } else {
+                    try (FileChannel ch = FileChannel.open(f.toPath(), StandardOpenOption.READ,
+                            StandardOpenOption.WRITE)) {
+                        ch.force(false);
+                    }
+                }
+            }
+            if (newFile) {
+                SmallFiles.forceDirectory(queueDir);
+            }
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot force the queue files to disk", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- read / state
+
+    ReadPage read(long fromExclusive, int maxEntries, long maxBytes) {
+        List<LogEntry> out = new ArrayList<>();
+        if (fromExclusive >= tail || watermark >= tail || frames.size() == 0) {
+            return new ReadPage(out, tail);
+        }
+        long start = Math.max(fromExclusive, watermark) + 1;
+        int i = frames.find(start);
+        if (i < 0) {
+            throw new CorruptLogException(id, start, "no frame holds this committed offset (committed tail " + tail
+                    + ")");
+        }
+        long[] bytes = {0};
+        long want = start;
+        while (i < frames.size() && out.size() < maxEntries && want <= tail) {
+            if (frames.chronicleIndex(i) == FrameIndex.CORRUPT) {
+                if (out.isEmpty()) {
+                    throw new CorruptLogException(id, want, "committed offsets " + frames.first(i) + ".."
+                            + frames.last(i, tail) + " are in a frame that failed its checksum or is missing");
+                }
+                break;
+            }
+            byte[] doc;
+            try {
+                doc = readFrame(i, want);
+            } catch (CorruptLogException e) {
+                if (out.isEmpty()) {
+                    throw e;
+                }
+                break;
+            }
+            Frames.Header h = Frames.readHeader(doc);
+            final long from = want;
+            Frames.forEachEntry(doc, h, (offset, d, pos, len) -> {
+                if (offset < from) {
+                    return true;
+                }
+                if (out.size() >= maxEntries || (!out.isEmpty() && bytes[0] + len > maxBytes)) {
+                    return false;
+                }
+                out.add(new LogEntry(offset, Arrays.copyOfRange(d, pos, pos + len)));
+                bytes[0] += len;
+                return true;
+            });
+            if (!out.isEmpty() && (out.size() >= maxEntries || out.get(out.size() - 1).offset() < h.last())) {
+                break;
+            }
+            want = h.last() + 1;
+            i++;
+        }
+        return new ReadPage(out, tail);
+    }
+
+    /**
+     * Reads and checks frame {@code i} of the index.
+     *
+     * @param i the frame's position in the index
+     * @param offset the offset the caller wants (for the error)
+     * @return the frame bytes, intact and matching the index
+     * @throws CorruptLogException if the frame is missing, damaged or not the one the index expects
+     */
+    private byte[] readFrame(int i, long offset) {
+        long index = frames.chronicleIndex(i);
+        ExcerptTailer t = tailer();
+        byte[] doc = null;
+        long got = Long.MIN_VALUE;
+        if (t.index() != index && !t.moveToIndex(index)) {
+            throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
+                    + " (offsets from " + frames.first(i) + ") is missing");
+        }
+        try (DocumentContext dc = t.readingDocument()) {
+            if (dc.isPresent()) {
+                got = dc.index();
+                Bytes<?> b = dc.wire().bytes();
+                doc = new byte[(int) b.readRemaining()];
+                b.read(doc);
+            }
+        }
+        if (doc == null || got != index) {
+            throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
+                    + " (offsets from " + frames.first(i) + ") is missing");
+        }
+        Frames.Header h = Frames.readHeader(doc);
+        if (h == null || h.first() != frames.first(i) || h.last() != frames.last(i, tail)) {
+            throw new CorruptLogException(id, offset, "the frame of offsets " + frames.first(i) + ".."
+                    + frames.last(i, tail) + " has a damaged header");
+        }
+        String problem = Frames.checkBody(doc, h);
+        if (problem != null) {
+            throw new CorruptLogException(id, offset, "the frame of offsets " + h.first() + ".." + h.last() + ": "
+                    + problem);
+        }
+        return doc;
+    }
+
+    LogState state() {
+        if (!exists) {
+            return LogState.EMPTY;
+        }
+        long retained = Math.max(0, tail - watermark);
+        long physical = framedBytes + 4L * frames.size() + checkpointBytes;
+        return new LogState(watermark + 1, tail, watermark, epoch, retained, framePayloadBytes - hiddenPayloadBytes,
+                physical);
+    }
+
+    /** @return true when the log has a directory (was claimed, written or checkpointed) */
+    boolean exists() {
+        return exists;
+    }
+
+    // ---------------------------------------------------------------- trim / reconcile
+
+    void trim(Fence fence, long through) {
+        checkFence(fence);
+        if (through <= watermark) {
+            return;
+        }
+        long newTail = Math.max(tail, through);
+        SmallFiles.writeRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, through, newTail);
+        watermark = through;
+        tail = newTail;
+        staged.headMap(through, true).clear();
+        int drop = 0;
+        while (drop < frames.size() && frames.last(drop, tail) <= through) {
+            framePayloadBytes -= frames.payloadBytes(drop);
+            framedBytes -= frames.frameBytes(drop);
+            drop++;
+        }
+        frames.dropFirst(drop);
+        hiddenPayloadBytes = 0;
+        if (frames.size() > 0 && frames.first(0) <= through && frames.chronicleIndex(0) != FrameIndex.CORRUPT) {
+            try {
+                byte[] doc = readFrame(0, through + 1);
+                hiddenPayloadBytes = Frames.payloadBytesThrough(doc, Frames.readHeader(doc), through);
+            } catch (CorruptLogException e) {
+                hiddenPayloadBytes = 0; // a read of that frame reports the damage
+            }
+        }
+        deleteTrimmedCycles();
+    }
+
+    /**
+     * Deletes the cycle files whose every committed frame is at or below the trim watermark. The newest cycle file
+     * is always kept (the appender writes there), and nothing is deleted when the oldest retained frame cannot be
+     * located (a damaged frame stays as evidence).
+     *
+     * @return the number of files deleted
+     */
+    private int deleteTrimmedCycles() {
+        if (queue == null) {
+            return 0;
+        }
+        int last = queue.lastCycle();
+        if (last == Integer.MIN_VALUE || last == Integer.MAX_VALUE) {
+            return 0;
+        }
+        int cutoff = last;
+        if (frames.size() > 0) {
+            long idx = frames.chronicleIndex(0);
+            if (idx == FrameIndex.CORRUPT) {
+                return 0;
+            }
+            cutoff = Math.min(cutoff, queue.rollCycle().toCycle(idx));
+        }
+        List<Path> victims = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(queueDir, "*" + SingleChronicleQueue.SUFFIX)) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                int cycle;
+                try {
+                    cycle = cycleNames.parseCount(n.substring(0, n.length() - SingleChronicleQueue.SUFFIX.length()));
+                } catch (RuntimeException e) {
+                    continue;
+                }
+                if (cycle < cutoff) {
+                    victims.add(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot list " + queueDir, e);
+        }
+        if (victims.isEmpty()) {
+            return 0;
+        }
+        // A tailer reading a deleted cycle would skip to the next one: drop ours, it is re-created on demand.
+        if (tailer != null) {
+            tailer.close();
+            tailer = null;
+        }
+        try {
+            for (Path p : victims) {
+                Files.deleteIfExists(p);
+            }
+            SmallFiles.forceDirectory(queueDir);
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot delete trimmed cycle files in " + queueDir, e);
+        }
+        queue.refreshDirectoryListing();
+        return victims.size();
+    }
+
+    ReconcileResult reconcile(Fence fence) {
+        checkFence(fence);
+        int rolledBack = staged.size();
+        staged.clear();
+        deleteTrimmedCycles();
+        long leftovers = pendingLeftovers;
+        pendingLeftovers = 0;
+        return new ReconcileResult(tail, rolledBack, 0, leftovers);
+    }
+
+    // ---------------------------------------------------------------- checkpoints
+
+    /** @return the log's checkpoints directory */
+    Path checkpointDir() {
+        return checkpointDir;
+    }
+
+    /**
+     * Checks a publish before or after its data is written: fence current, through-offset within bounds.
+     */
+    void checkPublish(Fence fence, long through) {
+        checkFence(fence);
+        if (through > tail) {
+            throw new OffsetConflictException(id, "checkpoint through " + through + " is above the committed tail "
+                    + tail);
+        }
+        if (!checkpoints.isEmpty() && through < checkpoints.lastKey()) {
+            throw new OffsetConflictException(id, "checkpoint through " + through
+                    + " is below the latest checkpoint's " + checkpoints.lastKey());
+        }
+    }
+
+    /** Creates the log's directories for a publish. */
+    void prepareCheckpointDir() {
+        materialize();
+    }
+
+    /** Makes a written checkpoint the latest: atomic rename over any with the same through-offset. */
+    CheckpointInfo publish(Fence fence, CheckpointFiles.Written written) {
+        checkPublish(fence, written.info().throughOffset());
+        long through = written.info().throughOffset();
+        Path target = CheckpointFiles.fileFor(checkpointDir, through);
+        long old = checkpoints.containsKey(through) ? sizeOf(target) : 0;
+        try {
+            SmallFiles.moveAtomically(written.tmp(), target);
+            SmallFiles.forceDirectory(checkpointDir);
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot publish checkpoint " + target, e);
+        }
+        checkpoints.put(through, target);
+        checkpointBytes += sizeOf(target) - old;
+        return written.info();
+    }
+
+    java.util.Optional<CheckpointInfo> latestCheckpoint() {
+        if (checkpoints.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        Map.Entry<Long, Path> e = checkpoints.lastEntry();
+        return java.util.Optional.of(CheckpointFiles.readInfo(id, e.getValue(), e.getKey()));
+    }
+
+    java.io.InputStream openCheckpoint(CheckpointInfo info) {
+        Path p = checkpoints.get(info.throughOffset());
+        if (p == null) {
+            throw new WalStorageException(id, "checkpoint through " + info.throughOffset() + " no longer exists");
+        }
+        CheckpointInfo onDisk = CheckpointFiles.readInfo(id, p, info.throughOffset());
+        if (!onDisk.equals(info)) {
+            throw new WalStorageException(id, "checkpoint through " + info.throughOffset()
+                    + " no longer exists (replaced by " + onDisk + ")");
+        }
+        return CheckpointFiles.open(id, p, info);
+    }
+
+    void deleteCheckpointsBefore(long throughExclusive) {
+        if (checkpoints.isEmpty()) {
+            return;
+        }
+        long keep = Math.min(throughExclusive, checkpoints.lastKey());
+        Iterator<Map.Entry<Long, Path>> it = checkpoints.headMap(keep, false).entrySet().iterator();
+        boolean deleted = false;
+        try {
+            while (it.hasNext()) {
+                Path p = it.next().getValue();
+                checkpointBytes -= sizeOf(p);
+                Files.deleteIfExists(p);
+                it.remove();
+                deleted = true;
+            }
+            if (deleted) {
+                SmallFiles.forceDirectory(checkpointDir);
+            }
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot delete old checkpoints in " + checkpointDir, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- scan
+
+    /** Rebuilds the frame index by reading every frame of the queue, cycle by cycle. */
+    private void scan() {
+        Scanner s = new Scanner(watermark);
+        RollCycle rc = queue.rollCycle();
+        int firstCycle = queue.firstCycle();
+        int lastCycle = queue.lastCycle();
+        if (firstCycle != Integer.MAX_VALUE && lastCycle != Integer.MIN_VALUE) {
+            NavigableSet<Long> cycles = queue.listCyclesBetween(firstCycle, lastCycle);
+            ExcerptTailer t = tailer();
+            long nextCycle = Long.MIN_VALUE;
+            for (long cycle : cycles) {
+                if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
+                    continue;
+                }
+                while (true) {
+                    try (DocumentContext dc = t.readingDocument()) {
+                        if (!dc.isPresent()) {
+                            break;
+                        }
+                        long index = dc.index();
+                        Bytes<?> b = dc.wire().bytes();
+                        byte[] doc = new byte[(int) b.readRemaining()];
+                        b.read(doc);
+                        s.document(index, doc);
+                        nextCycle = rc.toCycle(index) + 1L;
+                    }
+                }
+            }
+        }
+        s.finish();
+        for (Scanner.Item it : s.accepted) {
+            frames.add(it.first, it.index, it.payload, it.frameBytes);
+            framePayloadBytes += it.payload;
+            framedBytes += it.frameBytes;
+        }
+        hiddenPayloadBytes = s.hiddenPayloadBytes;
+        tail = Math.max(tail, s.next - 1);
+        pendingLeftovers += s.leftovers;
+    }
+
+    /**
+     * Decides which frames of a queue are committed. The writer starts every commit group at its committed tail + 1
+     * and moves its tail only after the whole group is written, so: a group is committed once its last frame is
+     * present; an incomplete group followed by a group starting at the same offset, or at the end of the queue, is
+     * an abandoned write (a torn tail); a frame that starts above the committed point proves everything below it was
+     * committed, so offsets in between that no intact frame holds are marked corrupt rather than skipped. A group
+     * with a damaged frame is kept tentative until such proof arrives; without it (at the end of the queue) it is a
+     * torn tail and discarded.
+     */
+    static final class Scanner {
+        /** One indexed range: a frame, or a corrupt range with index {@link FrameIndex#CORRUPT}. */
+        record Item(long first, long last, long index, int payload, int frameBytes) {
+        }
+
+        private static final class Group {
+            final long groupFirst;
+            final long groupThrough;
+            final long epoch;
+            final long start;
+            long nextOff;
+            boolean damaged;
+            int docs;
+            final List<Item> items = new ArrayList<>();
+            long hidden;
+
+            Group(Frames.Header h, long start) {
+                this.groupFirst = h.groupFirst();
+                this.groupThrough = h.groupThrough();
+                this.epoch = h.epoch();
+                this.start = start;
+                this.nextOff = start;
+            }
+
+            boolean complete() {
+                return nextOff > groupThrough;
+            }
+        }
+
+        private final long w;
+        long next;
+        private boolean anyAccepted;
+        private Group p;
+        private int badDocs;
+        long leftovers;
+        long hiddenPayloadBytes;
+        final List<Item> accepted = new ArrayList<>();
+
+        Scanner(long watermark) {
+            this.w = watermark;
+            this.next = watermark + 1;
+        }
+
+        void document(long index, byte[] doc) {
+            Frames.Header h = Frames.readHeader(doc);
+            if (h == null) {
+                badDocs++;
+                return;
+            }
+            if (h.last() <= w) {
+                return;
+            }
+            boolean bodyOk = Frames.checkBody(doc, h) == null;
+            boolean sameGroup = p != null && !p.complete() && h.groupFirst() == p.groupFirst
+                    && h.groupThrough() == p.groupThrough && h.epoch() == p.epoch && h.first() > p.start;
+            boolean trimStart = !anyAccepted && h.first() <= w + 1;
+            if (sameGroup && h.first() >= p.nextOff) {
+                if (h.first() > p.nextOff) {
+                    addCorrupt(p, p.nextOff, h.first() - 1);
+                }
+            } else if (h.first() == h.groupFirst() || trimStart) {
+                long start = h.first();
+                if (start > next) {
+                    proveThrough(start - 1);
+                } else if (start == next || trimStart) {
+                    discard();
+                } else {
+                    leftovers++;
+                    return;
+                }
+                p = new Group(h, start);
+            } else if (h.groupFirst() >= next) {
+                if (h.groupFirst() > next) {
+                    proveThrough(h.groupFirst() - 1);
+                } else {
+                    discard();
+                }
+                p = new Group(h, h.groupFirst());
+                addCorrupt(p, h.groupFirst(), h.first() - 1);
+            } else {
+                leftovers++;
+                return;
+            }
+            badDocs = 0;
+            p.docs++;
+            if (bodyOk) {
+                p.items.add(new Item(h.first(), h.last(), index, h.payloadBytes(), doc.length));
+                if (h.first() <= w) {
+                    p.hidden = Frames.payloadBytesThrough(doc, h, w);
+                }
+            } else {
+                p.damaged = true;
+                p.items.add(new Item(h.first(), h.last(), FrameIndex.CORRUPT, h.payloadBytes(), doc.length));
+            }
+            p.nextOff = h.last() + 1;
+            if (p.complete() && !p.damaged) {
+                acceptGroup(p.groupThrough);
+            }
+        }
+
+        private static void addCorrupt(Group g, long from, long to) {
+            if (from <= to) {
+                g.damaged = true;
+                g.items.add(new Item(from, to, FrameIndex.CORRUPT, 0, 0));
+                g.nextOff = to + 1;
+            }
+        }
+
+        /** Everything through {@code end} is proven committed; use the pending group where it covers it. */
+        private void proveThrough(long end) {
+            if (p != null && p.start <= next) {
+                long covered = Math.min(end, p.nextOff - 1);
+                p.items.removeIf(it -> it.first > end);
+                acceptGroup(covered);
+            } else {
+                discard();
+            }
+            if (next <= end) {
+                accepted.add(new Item(Math.max(next, w + 1), end, FrameIndex.CORRUPT, 0, 0));
+                next = end + 1;
+            }
+            anyAccepted = true;
+            badDocs = 0;
+        }
+
+        private void acceptGroup(long through) {
+            boolean wasEmpty = accepted.isEmpty();
+            for (Item it : p.items) {
+                if (it.last > w) {
+                    accepted.add(it.index == FrameIndex.CORRUPT && it.first <= w
+                            ? new Item(w + 1, it.last, it.index, it.payload, it.frameBytes) : it);
+                }
+            }
+            if (wasEmpty && !accepted.isEmpty() && accepted.get(0).first <= w) {
+                hiddenPayloadBytes = p.hidden;
+            }
+            next = Math.max(next, through + 1);
+            anyAccepted = true;
+            p = null;
+            badDocs = 0;
+        }
+
+        private void discard() {
+            if (p != null) {
+                leftovers += p.docs;
+                p = null;
+            }
+            leftovers += badDocs;
+            badDocs = 0;
+        }
+
+        void finish() {
+            discard();
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static long sizeOf(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    private static void deleteTempFiles(Path dir) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SmallFiles.TMP_SUFFIX)) {
+            for (Path p : ds) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException ignored) {
+            // harmless: a leftover temp file is never read
+        }
+    }
+}
