@@ -223,8 +223,12 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         SpiChecks.read(log, fromExclusive, maxEntries, maxBytes);
         InMemoryLog l = log(log);
         synchronized (l) {
-            long start = Math.max(fromExclusive, l.trimWatermark) + 1;
+            long bound = Math.max(fromExclusive, l.trimWatermark);
             List<LogEntry> out = new ArrayList<>();
+            if (bound == Long.MAX_VALUE) {
+                return new ReadPage(out, l.tail);
+            }
+            long start = bound + 1;
             long bytes = 0;
             for (Map.Entry<Long, byte[]> e : l.entries.tailMap(start, true).entrySet()) {
                 byte[] p = e.getValue();
