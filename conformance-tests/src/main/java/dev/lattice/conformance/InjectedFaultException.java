@@ -12,7 +12,9 @@ public class InjectedFaultException extends ProviderUnavailableException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The faulted call. */
     private final SpiOperation operation;
+    /** Before or after delegating. */
     private final FaultInjectingProvider.Timing timing;
 
     /**

@@ -136,6 +136,19 @@ public abstract class WalStorageProviderConformanceTest {
      */
     protected abstract ProviderUnderTest newStorage() throws Exception;
 
+    /**
+     * The limits of the real service behind the provider, when they are stricter than what the test backend (an
+     * emulator) enforces. When present, every provider instance the suite opens is wrapped in a
+     * {@link LimitEnforcingProvider} with these limits, so a call the real service would refuse fails the test
+     * instead of passing on a lenient emulator, and {@code Describe.declaredLimitsAreTestable} also checks that the
+     * declared limits do not exceed them.
+     *
+     * @return the service limits; empty (the default) to run the provider undecorated
+     */
+    protected Optional<ProviderLimits> serviceLimits() {
+        return Optional.empty();
+    }
+
     @BeforeEach
     void openStorageAndProvider() throws Exception {
         storage = newStorage();
@@ -164,8 +177,10 @@ public abstract class WalStorageProviderConformanceTest {
 
     private WalStorageProvider track(WalStorageProvider p) {
         assertThat(p).as("ProviderUnderTest.open() returned null").isNotNull();
-        opened.add(p);
-        return p;
+        Optional<ProviderLimits> service = serviceLimits();
+        WalStorageProvider wrapped = service.isPresent() ? new LimitEnforcingProvider(p, service.get()) : p;
+        opened.add(wrapped);
+        return wrapped;
     }
 
     /**
@@ -467,6 +482,7 @@ public abstract class WalStorageProviderConformanceTest {
                     .isLessThanOrEqualTo(MAX_TESTABLE_BATCH_BYTES);
             assertThat(l.maxEntriesPerBatch()).as("declared maxEntriesPerBatch (declare the real limit)")
                     .isLessThanOrEqualTo(MAX_TESTABLE_ENTRIES_PER_BATCH);
+            serviceLimits().ifPresent(service -> LimitEnforcingProvider.assertWithin(l, service));
         }
     }
 

@@ -1,9 +1,11 @@
 package dev.lattice.conformance;
 
+import dev.lattice.spi.ProviderLimits;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryStorage;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
 
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -15,6 +17,13 @@ public class MutantSuiteRun extends WalStorageProviderConformanceTest {
 
     /** The mutation to apply to every provider instance; set by the launching test before each run. */
     static volatile Function<WalStorageProvider, WalStorageProvider> mutation = Function.identity();
+    /** The service limits to hold the provider to, or null for none; set by the launching test. */
+    static volatile ProviderLimits service;
+
+    @Override
+    protected Optional<ProviderLimits> serviceLimits() {
+        return Optional.ofNullable(service);
+    }
 
     @Override
     protected ProviderUnderTest newStorage() {

@@ -58,8 +58,15 @@ class SuiteDetectsBrokenProvidersTest {
      * @param name what is broken
      * @param mutation wraps a correct provider into the broken one
      * @param mustFail method names of suite tests that must fail
+     * @param service the service limits the suite holds the provider to, or null for none
      */
-    record Mutant(String name, Function<WalStorageProvider, WalStorageProvider> mutation, Set<String> mustFail) {
+    record Mutant(String name, Function<WalStorageProvider, WalStorageProvider> mutation, Set<String> mustFail,
+                  ProviderLimits service) {
+
+        Mutant(String name, Function<WalStorageProvider, WalStorageProvider> mutation, Set<String> mustFail) {
+            this(name, mutation, mustFail, null);
+        }
+
         @Override
         public String toString() {
             return name;
@@ -69,7 +76,12 @@ class SuiteDetectsBrokenProvidersTest {
     @AfterEach
     void resetMutation() {
         MutantSuiteRun.mutation = Function.identity();
+        MutantSuiteRun.service = null;
     }
+
+    /** Limits of a pretend strict service, far below the in-memory provider's defaults. */
+    private static final ProviderLimits STRICT_SERVICE = new ProviderLimits(64 << 10, 1 << 20, 500, 8 << 20);
+
 
     static Stream<Mutant> mutants() {
         return Stream.of(
@@ -100,13 +112,18 @@ class SuiteDetectsBrokenProvidersTest {
                 new Mutant("logs() lists logs that were only read", ListsReadLogs::new,
                         Set.of("listingsShowWhatExists")),
                 new Mutant("state counts trimmed payload bytes", CountsTrimmedBytes::new,
-                        Set.of("trimIsInclusiveAndCountersFollow", "countersAreExact")));
+                        Set.of("trimIsInclusiveAndCountersFollow", "countersAreExact")),
+                new Mutant("declares limits above the real service's (lenient backend)", Function.identity(),
+                        Set.of("declaredLimitsAreTestable", "entryAtMaxEntryBytesRoundTripsAndOneMoreByteIsRefused",
+                                "batchAtMaxEntriesRoundTripsAndOneMoreEntryIsRefused",
+                                "batchAtMaxBatchBytesRoundTripsAndOneMoreByteIsRefused"), STRICT_SERVICE));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("mutants")
     void suiteCatchesTheMutant(Mutant mutant) {
         MutantSuiteRun.mutation = mutant.mutation();
+        MutantSuiteRun.service = mutant.service();
         Set<String> failed = new TreeSet<>();
         int[] run = new int[1];
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
