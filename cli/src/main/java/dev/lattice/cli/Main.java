@@ -1,0 +1,118 @@
+package dev.lattice.cli;
+
+import picocli.CommandLine;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Entry point of the {@code lattice} command. {@link #run} is the testable form: it never calls
+ * {@link System#exit}.
+ *
+ * <p>Failures print one line, {@code lattice: <message>}, on standard error and map to an {@link ExitCodes exit
+ * code}; the stack trace follows only with {@code --verbose}.
+ */
+public final class Main {
+
+    private Main() {
+    }
+
+    /**
+     * Runs the command and exits the JVM with its exit code.
+     *
+     * @param args the command line
+     */
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /**
+     * Runs the command.
+     *
+     * @param args the command line
+     * @param out where results go
+     * @param err where errors, warnings and progress go
+     * @return the exit code (see {@link ExitCodes})
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        List<String> argList = Arrays.asList(args);
+        boolean verbose = argList.contains("-v") || argList.contains("--verbose");
+        if (verbose && System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            // must happen before the first logger is created; simplelogger.properties says "warn"
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "info");
+        }
+        PrintWriter outWriter = new PrintWriter(new java.io.OutputStreamWriter(out, StandardCharsets.UTF_8), true);
+        PrintWriter errWriter = new PrintWriter(new java.io.OutputStreamWriter(err, StandardCharsets.UTF_8), true);
+        CommandLine cmd = commandLine();
+        cmd.setOut(outWriter);
+        cmd.setErr(errWriter);
+        cmd.setParameterExceptionHandler((ex, a) -> {
+            CommandLine failed = ex.getCommandLine();
+            errWriter.println("lattice: " + oneLine(ex.getMessage()) + " (see '"
+                    + failed.getCommandSpec().qualifiedName() + " --help')");
+            if (verbose) {
+                ex.printStackTrace(errWriter);
+            }
+            return ExitCodes.USAGE;
+        });
+        cmd.setExecutionExceptionHandler((ex, failed, parseResult) -> {
+            int code;
+            String message;
+            if (ex instanceof CliException ce) {
+                code = ce.exitCode();
+                message = ce.getMessage();
+            } else if (ex instanceof dev.lattice.spi.UnknownSchemeException) {
+                code = ExitCodes.USAGE;
+                message = ex.getMessage();
+            } else {
+                code = ExitCodes.FAILURE;
+                message = describe(ex);
+            }
+            errWriter.println("lattice: " + oneLine(message));
+            if (verbose) {
+                ex.printStackTrace(errWriter);
+            } else if (code == ExitCodes.FAILURE) {
+                errWriter.println("lattice: run again with --verbose for the stack trace");
+            }
+            errWriter.flush();
+            return code;
+        });
+        int code = cmd.execute(args);
+        outWriter.flush();
+        errWriter.flush();
+        return code;
+    }
+
+    /** @return the configured picocli command line (for tests that check parsing without running) */
+    static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new LatticeCommand());
+        cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        cmd.setUsageHelpWidth(110);
+        return cmd;
+    }
+
+    /** A one-line description of an unexpected failure: type and message, with the root cause's when different. */
+    static String describe(Throwable ex) {
+        StringBuilder sb = new StringBuilder(ex.getClass().getSimpleName());
+        if (ex.getMessage() != null) {
+            sb.append(": ").append(ex.getMessage());
+        }
+        Throwable root = ex;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        if (root != ex && root.getMessage() != null && (ex.getMessage() == null
+                || !ex.getMessage().contains(root.getMessage()))) {
+            sb.append(" (cause: ").append(root.getClass().getSimpleName()).append(": ").append(root.getMessage())
+                    .append(')');
+        }
+        return sb.toString();
+    }
+
+    private static String oneLine(String s) {
+        return s == null ? "failed" : s.replaceAll("\\s*\\R\\s*", " ").trim();
+    }
+}

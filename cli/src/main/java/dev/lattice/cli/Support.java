@@ -1,0 +1,126 @@
+package dev.lattice.cli;
+
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeConfig;
+import dev.lattice.spi.Providers;
+import dev.lattice.spi.UnknownSchemeException;
+import dev.lattice.spi.WalStorageProvider;
+
+import java.net.URI;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/** Opening providers and lattices for the subcommands, turning bad URIs into one-line usage errors. */
+final class Support {
+
+    private Support() {
+    }
+
+    /**
+     * Checks a provider URI: it parses, has a scheme, and a provider module for that scheme is on the classpath.
+     *
+     * @param uri the URI text
+     * @return the parsed URI
+     * @throws CliException (usage) naming what is wrong; for an unknown scheme the message lists the schemes found
+     */
+    static URI checkUri(String uri) {
+        URI parsed;
+        try {
+            parsed = Providers.parse(uri);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage(e.getMessage());
+        }
+        try {
+            Providers.factory(parsed.getScheme());
+        } catch (UnknownSchemeException e) {
+            throw CliException.usage(e.getMessage());
+        }
+        return parsed;
+    }
+
+    /**
+     * Opens a provider directly (no engine, no claim: inspection only).
+     *
+     * @param uri the URI text
+     * @return the open provider; the caller closes it
+     * @throws CliException (usage) for a bad URI, unknown scheme or bad option
+     * @throws dev.lattice.spi.WalStorageException if the provider fails to open
+     */
+    static WalStorageProvider openProvider(String uri) {
+        URI parsed = checkUri(uri);
+        try {
+            return Providers.open(parsed, Map.of());
+        } catch (UnknownSchemeException e) {
+            throw CliException.usage(e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("cannot open provider '" + uri + "': " + e.getMessage());
+        }
+    }
+
+    /**
+     * Opens a lattice on a URI.
+     *
+     * @param uri the provider URI
+     * @param tune further settings, applied after the URI
+     * @return the open lattice; the caller closes it
+     * @throws CliException (usage) for a bad URI, unknown scheme or bad option
+     * @throws dev.lattice.spi.WalStorageException if the provider fails to open
+     */
+    static Lattice openLattice(String uri, Consumer<LatticeConfig.Builder> tune) {
+        checkUri(uri);
+        LatticeConfig.Builder b = LatticeConfig.builder().uri(uri);
+        tune.accept(b);
+        try {
+            return Lattice.open(b.build());
+        } catch (UnknownSchemeException e) {
+            throw CliException.usage(e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("cannot open provider '" + uri + "': " + e.getMessage());
+        }
+    }
+
+    /**
+     * Opens a lattice on a URI with default settings.
+     *
+     * @param uri the provider URI
+     * @return the open lattice
+     * @throws CliException (usage) for a bad URI, unknown scheme or bad option
+     */
+    static Lattice openLattice(String uri) {
+        return openLattice(uri, b -> { });
+    }
+
+    /**
+     * Fails with {@link ExitCodes#NOT_FOUND} unless the tree exists (so that reading commands do not create it).
+     *
+     * @param lattice the open lattice
+     * @param tree the tree name
+     * @throws CliException (not found) listing the trees that exist
+     */
+    static void requireTree(Lattice lattice, String tree) {
+        Map<String, Integer> trees = lattice.trees();
+        if (!trees.containsKey(tree)) {
+            throw new CliException(ExitCodes.NOT_FOUND, "no tree '" + tree + "' on this provider (trees: "
+                    + trees.keySet() + ")");
+        }
+    }
+
+    /**
+     * Checks a tree name for a command that reads or writes it (names starting with {@code _} are the engine's).
+     *
+     * @param tree the name
+     * @return the name
+     * @throws CliException (usage) naming the rule it breaks
+     */
+    static String checkTreeName(String tree) {
+        try {
+            dev.lattice.spi.LogId.validateTreeName(tree);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage(e.getMessage());
+        }
+        if (tree.startsWith("_")) {
+            throw CliException.usage("tree names starting with '_' are reserved for the engine: '" + tree + "'");
+        }
+        return tree;
+    }
+}

@@ -1,0 +1,124 @@
+package dev.lattice.cli;
+
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.WalStorageProvider;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code lattice wal inspect [TREE...]}: the state of every log of the given trees (default: all trees, the engine's
+ * own {@code _catalog} included), read straight from the provider. Read-only: it opens the provider without the
+ * engine and claims no log, so it fences out no writer (a provider that locks its storage, like Chronicle's
+ * directory lock, still refuses to open while another process holds it).
+ */
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = "Per log: offsets (lowest, tail), trim watermark, epoch, retained entries and bytes, "
+                + "physical bytes, latest checkpoint. Read-only (claims no log).")
+public final class WalInspectCommand implements Callable<Integer> {
+
+    @Mixin
+    CommonOptions common;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(paramLabel = "TREE", arity = "0..*", description = "Trees to inspect (default: all).")
+    List<String> trees = new ArrayList<>();
+
+    @Option(names = "--markdown", description = "Print a Markdown table.")
+    boolean markdown;
+
+    /** Creates the command (picocli fills the fields). */
+    public WalInspectCommand() {
+    }
+
+    @Override
+    public Integer call() {
+        URI uri = Support.checkUri(common.provider());
+        requireLocalDataExists(uri);
+        PrintWriter out = spec.commandLine().getOut();
+        try (WalStorageProvider p = Support.openProvider(common.provider())) {
+            ProviderDescriptor d = p.describe();
+            List<String> names = trees.isEmpty() ? p.trees() : trees;
+            out.println("provider " + common.provider() + ": " + d.name() + " " + d.version() + ", durability "
+                    + d.durability());
+            if (names.isEmpty()) {
+                out.println("no trees");
+                return ExitCodes.OK;
+            }
+            Table t = new Table("log", ">lowest", ">tail", ">trim wm", ">epoch", ">entries", ">bytes",
+                    ">physical", "checkpoint");
+            boolean missing = false;
+            for (String tree : names) {
+                try {
+                    LogId.validateTreeName(tree);
+                } catch (IllegalArgumentException e) {
+                    throw CliException.usage(e.getMessage());
+                }
+                List<LogId> logs = p.logs(tree);
+                if (logs.isEmpty()) {
+                    spec.commandLine().getErr().println("lattice: tree '" + tree + "' has no logs on this provider");
+                    missing = true;
+                    continue;
+                }
+                long entries = 0;
+                long bytes = 0;
+                long physical = 0;
+                for (LogId log : logs) {
+                    LogState s = p.state(log);
+                    Optional<CheckpointInfo> cp = p.checkpoints().latest(log);
+                    entries += s.retainedEntries();
+                    bytes += s.retainedPayloadBytes();
+                    physical = physical < 0 || s.physicalBytes() < 0 ? -1 : physical + s.physicalBytes();
+                    t.row(log.toString(), s.lowestOffset(), s.committedTail(), s.trimWatermark(), s.epoch(),
+                            Text.count(s.retainedEntries()), Text.bytes(s.retainedPayloadBytes()),
+                            Text.bytes(s.physicalBytes()),
+                            cp.map(c -> String.format(Locale.ROOT, "through %d, %s, epoch %d", c.throughOffset(),
+                                    Text.bytes(c.sizeBytes()), c.epoch())).orElse("none"));
+                }
+                if (logs.size() > 1) {
+                    t.row(tree + " (" + logs.size() + " logs)", "", "", "", "", Text.count(entries),
+                            Text.bytes(bytes), Text.bytes(physical), "");
+                }
+            }
+            if (!t.isEmpty()) {
+                out.print(markdown ? t.markdown() : t.render());
+            }
+            if (missing && names.size() == trees.size() && t.isEmpty()) {
+                return ExitCodes.NOT_FOUND;
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    /** A {@code chronicle:} directory that does not exist is reported, not created by opening the provider. */
+    private static void requireLocalDataExists(URI uri) {
+        if (!"chronicle".equalsIgnoreCase(uri.getScheme())) {
+            return;
+        }
+        String ssp = uri.getSchemeSpecificPart();
+        int q = ssp.indexOf('?');
+        Path dir = Path.of(q >= 0 ? ssp.substring(0, q) : ssp);
+        if (!Files.isDirectory(dir)) {
+            throw new CliException(ExitCodes.NOT_FOUND, "no lattice data at " + dir.toAbsolutePath().normalize()
+                    + " (nothing to inspect)");
+        }
+    }
+}
