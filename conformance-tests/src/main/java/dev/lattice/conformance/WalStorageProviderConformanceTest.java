@@ -1221,6 +1221,16 @@ public abstract class WalStorageProviderConformanceTest {
         List<LogEntry> finalEntries = new ArrayList<>(afterTrim.entries());
         finalEntries.addAll(entriesOf(bLast));
         assertLogHolds(pb, log, finalEntries, 12);
+
+        // A stale stage right above B's tail is never committed by B's commit (it is not staged under B's epoch),
+        // and B can stage those offsets itself.
+        staleStage(pa, log, fa, batch(SEED + 21, 13, 2, SMALL));                     // 13..14
+        assertConflict(() -> pb.commit(log, fb, 14));
+        assertLogHolds(pb, log, finalEntries, 12);
+        EncodedBatch bAfter = batch(SEED + 22, 13, 2, SMALL);
+        pb.append(log, fb, bAfter);
+        finalEntries.addAll(entriesOf(bAfter));
+        assertLogHolds(pb, log, finalEntries, 14);
         assertThat(pa.state(log).epoch()).isEqualTo(fb.epoch());
         assertSameEntries(readAll(pa, log), finalEntries);
     }
@@ -1704,6 +1714,8 @@ public abstract class WalStorageProviderConformanceTest {
             reopen();
             assertThat(provider.checkpoints().latest(log)).contains(i8);
             assertThat(readFully(provider.checkpoints().open(log, i8))).isEqualTo(b8);
+            assertThatThrownBy(() -> readFully(provider.checkpoints().open(log, i2)))
+                    .as("a deleted checkpoint stays deleted after reopen").isInstanceOf(WalStorageException.class);
             provider.checkpoints().deleteBefore(log(3), 10); // a log without checkpoints: no-op
             assertThat(provider.checkpoints().latest(log(3))).isEmpty();
         }
