@@ -105,7 +105,7 @@ public final class DemoCommand implements Callable<Integer> {
             r = DemoWorkload.run(settings, progress, b -> { });
         }
         out.print(summary(r).render());
-        if (where.isPrivate()) {
+        if (where.directory() != null) {
             out.println("data kept for inspection: lattice wal inspect --provider " + where.uri());
         }
         if (!r.errors().isEmpty()) {

@@ -62,7 +62,8 @@ final class ScratchLocation {
         switch (scheme) {
             case "chronicle": {
                 String base = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
-                Path areaDir = Path.of(base).resolve("." + area);
+                // the directory from the decoded path (%20 and the like), the URI from the raw one
+                Path areaDir = Path.of(URI.create(scheme + ":" + base).getSchemeSpecificPart()).resolve("." + area);
                 Path dir = areaDir.resolve(name);
                 return new ScratchLocation(scheme + ":" + base + "/." + area + "/" + name + query, areaDir, dir,
                         null, "");
@@ -89,9 +90,9 @@ final class ScratchLocation {
         return treePrefix + tree;
     }
 
-    /** @return true when the location has storage of its own that {@link #wipe()} empties */
-    boolean isPrivate() {
-        return dir != null || memoryName != null;
+    /** @return the local directory of the location, or null when it has none (memory, remote schemes) */
+    Path directory() {
+        return dir;
     }
 
     /** @return a description of where the data is, for the output */
