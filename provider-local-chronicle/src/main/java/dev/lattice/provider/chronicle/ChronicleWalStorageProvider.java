@@ -364,6 +364,18 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         }
     }
 
+    /**
+     * Inspection for tests: runs a function on a log's store under its lock.
+     *
+     * @param log the log
+     * @param work what to run
+     * @param <T> the result type
+     * @return the result
+     */
+    <T> T inspect(LogId log, Function<LogStore, T> work) {
+        return withLog(log, work);
+    }
+
     @Override
     public String toString() {
         return "ChronicleWalStorageProvider[" + config + (closed ? ", closed" : "") + "]";

@@ -91,6 +91,37 @@ final class Frames {
     }
 
     /**
+     * Assembles a whole frame in memory (the provider streams the same bytes into a Chronicle document instead;
+     * tools and tests use this).
+     *
+     * @param epoch the writer's epoch
+     * @param groupFirst first offset of the commit group
+     * @param groupThrough last offset of the commit group
+     * @param batches the batches of this frame, consecutive
+     * @return the frame bytes
+     */
+    static byte[] assemble(long epoch, long groupFirst, long groupThrough, java.util.List<EncodedBatch> batches) {
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        int entries = 0;
+        long payload = 0;
+        for (EncodedBatch b : batches) {
+            body.writeBytes(encodeBatch(b));
+            entries += b.size();
+            payload += b.payloadBytes();
+        }
+        int length = FRAME_OVERHEAD + body.size();
+        byte[] out = new byte[length];
+        System.arraycopy(header(length, batches.size(), entries, epoch, batches.get(0).firstOffset(),
+                batches.get(batches.size() - 1).lastOffset(), groupFirst, groupThrough, (int) payload), 0, out, 0,
+                HEADER_BYTES);
+        System.arraycopy(body.toByteArray(), 0, out, HEADER_BYTES, body.size());
+        CRC32C crc = new CRC32C();
+        crc.update(out, 0, length - TRAILER_BYTES);
+        ByteBuffer.wrap(out).putInt(length - TRAILER_BYTES, (int) crc.getValue());
+        return out;
+    }
+
+    /**
      * A decoded frame header.
      *
      * @param frameLength total bytes of the frame

@@ -95,6 +95,7 @@ final class LogStore {
     private RollingResourcesCache cycleNames;
     private FileChannel syncChannel;
     private File syncFile;
+    private long forcedFiles;
 
     /**
      * A batch staged in memory (the provider declares DEFERRED_STAGE), already encoded as its frame fragment.
@@ -482,6 +483,7 @@ final class LogStore {
                     }
                 }
             }
+            forcedFiles += touched.size();
             if (newFile) {
                 SmallFiles.forceDirectory(queueDir);
             }
@@ -594,6 +596,21 @@ final class LogStore {
         long physical = framedBytes + 4L * frames.size() + checkpointBytes;
         return new LogState(watermark + 1, tail, watermark, epoch, retained, framePayloadBytes - hiddenPayloadBytes,
                 physical);
+    }
+
+    /** @return how many times a commit forced a queue file to disk (fsync durability), for tests */
+    long forcedFiles() {
+        return forcedFiles;
+    }
+
+    /** @return the log's directory */
+    Path dir() {
+        return dir;
+    }
+
+    /** @return the number of frames in the index (corrupt ranges included) */
+    int indexedFrames() {
+        return frames.size();
     }
 
     /** @return true when the log has a directory (was claimed, written or checkpointed) */

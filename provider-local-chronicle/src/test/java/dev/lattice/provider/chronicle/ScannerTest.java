@@ -1,0 +1,165 @@
+package dev.lattice.provider.chronicle;
+
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.EncodedBatch;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The recovery scan's decisions, on synthetic document sequences: which frames are committed, what is a torn tail
+ * (discarded), and which committed offsets are corrupt (kept, so reads fail there instead of skipping them).
+ */
+class ScannerTest {
+
+    private long nextIndex = 100;
+
+    private static EncodedBatch batch(long first, int n) {
+        List<byte[]> entries = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            entries.add(new byte[]{(byte) (first + i), 1, 2});
+        }
+        return EncodedBatch.of(first, new BatchId(first, n), entries);
+    }
+
+    /** A frame of one batch {@code first..last} in group {@code g0..g1}. */
+    private static byte[] frame(long epoch, long first, long last, long g0, long g1) {
+        return Frames.assemble(epoch, g0, g1, List.of(batch(first, (int) (last - first + 1))));
+    }
+
+    private static byte[] damagedBody(byte[] frame) {
+        byte[] d = frame.clone();
+        d[d.length - 6] ^= 0x40; // a payload byte
+        return d;
+    }
+
+    private static byte[] damagedHeader(byte[] frame) {
+        byte[] d = frame.clone();
+        d[30] ^= 0x01; // inside the first-offset field
+        return d;
+    }
+
+    private LogStore.Scanner scan(long watermark, byte[]... docs) {
+        LogStore.Scanner s = new LogStore.Scanner(watermark);
+        for (byte[] d : docs) {
+            s.document(nextIndex++, d);
+        }
+        s.finish();
+        return s;
+    }
+
+    private static String items(LogStore.Scanner s) {
+        StringBuilder b = new StringBuilder();
+        for (LogStore.Scanner.Item it : s.accepted) {
+            b.append(it.first()).append("..").append(it.last())
+                    .append(it.index() == FrameIndex.CORRUPT ? "!" : "").append(' ');
+        }
+        return b.toString().trim();
+    }
+
+    @Test
+    void completeGroupsAreCommitted() {
+        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
+        assertThat(items(s)).isEqualTo("0..9 10..19");
+        assertThat(s.next - 1).isEqualTo(19);
+        assertThat(s.leftovers).isZero();
+    }
+
+    @Test
+    void multiFrameGroupIsCommittedOnlyWithItsLastFrame() {
+        LogStore.Scanner whole = scan(-1, frame(1, 0, 4, 0, 9), frame(1, 5, 9, 0, 9));
+        assertThat(items(whole)).isEqualTo("0..4 5..9");
+        assertThat(whole.next - 1).isEqualTo(9);
+
+        LogStore.Scanner torn = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19));
+        assertThat(items(torn)).isEqualTo("0..9");
+        assertThat(torn.next - 1).isEqualTo(9);
+        assertThat(torn.leftovers).isEqualTo(1);
+    }
+
+    @Test
+    void abandonedGroupIsSupersededByTheRewrite() {
+        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19), frame(2, 10, 19, 10, 19));
+        assertThat(items(s)).isEqualTo("0..9 10..19");
+        assertThat(s.accepted.get(1).index()).isEqualTo(102);
+        assertThat(s.leftovers).isEqualTo(1);
+    }
+
+    @Test
+    void trailingDamagedFrameIsATornTail() {
+        LogStore.Scanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)));
+        assertThat(body.next - 1).isEqualTo(9);
+        assertThat(items(body)).isEqualTo("0..9");
+        assertThat(body.leftovers).isEqualTo(1);
+
+        LogStore.Scanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)));
+        assertThat(header.next - 1).isEqualTo(9);
+        assertThat(header.leftovers).isEqualTo(1);
+    }
+
+    @Test
+    void damagedFrameFollowedByLaterFramesIsCorruptNotSkipped() {
+        LogStore.Scanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
+                frame(1, 20, 29, 20, 29));
+        assertThat(items(body)).isEqualTo("0..9 10..19! 20..29");
+        assertThat(body.next - 1).isEqualTo(29);
+
+        LogStore.Scanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)),
+                frame(1, 20, 29, 20, 29));
+        assertThat(items(header)).isEqualTo("0..9 10..19! 20..29");
+    }
+
+    @Test
+    void damagedLeftoverRewrittenAtTheSameOffsetIsNotCorruption() {
+        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
+                frame(2, 10, 19, 10, 19));
+        assertThat(items(s)).isEqualTo("0..9 10..19");
+        assertThat(s.leftovers).isEqualTo(1);
+    }
+
+    @Test
+    void damagedMiddleFrameOfAGroupIsCorruptOnceALaterGroupProvesTheCommit() {
+        byte[] f1 = frame(1, 0, 4, 0, 14);
+        byte[] f2 = damagedBody(frame(1, 5, 9, 0, 14));
+        byte[] f3 = frame(1, 10, 14, 0, 14);
+        LogStore.Scanner proven = scan(-1, f1, f2, f3, frame(1, 15, 19, 15, 19));
+        assertThat(items(proven)).isEqualTo("0..4 5..9! 10..14 15..19");
+
+        LogStore.Scanner unproven = scan(-1, f1, f2, f3);
+        assertThat(unproven.next - 1).isEqualTo(-1);
+        assertThat(unproven.accepted).isEmpty();
+        assertThat(unproven.leftovers).isEqualTo(3);
+
+        LogStore.Scanner headerGone = scan(-1, f1, damagedHeader(frame(1, 5, 9, 0, 14)), f3,
+                frame(1, 15, 19, 15, 19));
+        assertThat(items(headerGone)).isEqualTo("0..4 5..9! 10..14 15..19");
+    }
+
+    @Test
+    void framesAtOrBelowTheWatermarkAreIgnoredAndAStraddlingGroupIsKept() {
+        LogStore.Scanner s = scan(9, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
+        assertThat(items(s)).isEqualTo("10..19");
+
+        // The group's first frame was in a deleted cycle file; its second frame straddles the watermark 12.
+        LogStore.Scanner straddle = scan(12, frame(1, 10, 14, 5, 19), frame(1, 15, 19, 5, 19));
+        assertThat(items(straddle)).isEqualTo("10..14 15..19");
+        assertThat(straddle.next - 1).isEqualTo(19);
+        assertThat(straddle.hiddenPayloadBytes).isEqualTo(3 * 3);
+    }
+
+    @Test
+    void missingOffsetsBeforeTheFirstFrameAreCorrupt() {
+        LogStore.Scanner s = scan(-1, frame(1, 10, 19, 10, 19));
+        assertThat(items(s)).isEqualTo("0..9! 10..19");
+    }
+
+    @Test
+    void staleFrameBelowTheCommittedPointIsALeftover() {
+        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19), frame(1, 5, 9, 5, 9));
+        assertThat(items(s)).isEqualTo("0..9 10..19");
+        assertThat(s.leftovers).isEqualTo(1);
+    }
+}
