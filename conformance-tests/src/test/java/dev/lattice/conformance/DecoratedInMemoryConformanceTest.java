@@ -17,8 +17,7 @@ class DecoratedInMemoryConformanceTest extends WalStorageProviderConformanceTest
         return new ProviderUnderTest() {
             @Override
             public WalStorageProvider open() {
-                WalStorageProvider base = new InMemoryConformanceTest.ReadBoundOverflowWorkaround(
-                        new InMemoryWalStorageProvider(storage));
+                WalStorageProvider base = new InMemoryWalStorageProvider(storage);
                 return new CountingProvider(new FaultInjectingProvider(
                         new LimitEnforcingProvider(base, InMemoryWalStorageProvider.DEFAULT_LIMITS), 1));
             }

@@ -32,8 +32,7 @@ public class MutantSuiteRun extends WalStorageProviderConformanceTest {
         return new ProviderUnderTest() {
             @Override
             public WalStorageProvider open() {
-                return m.apply(new InMemoryConformanceTest.ReadBoundOverflowWorkaround(
-                        new InMemoryWalStorageProvider(storage)));
+                return m.apply(new InMemoryWalStorageProvider(storage));
             }
 
             @Override

@@ -1,9 +1,6 @@
 package dev.lattice.conformance;
 
 import dev.lattice.spi.ProviderLimits;
-import dev.lattice.spi.WalStorageProvider;
-import dev.lattice.spi.memory.InMemoryStorage;
-import dev.lattice.spi.memory.InMemoryWalStorageProvider;
 
 import java.util.Optional;
 
@@ -24,18 +21,6 @@ class ServiceLimitsHookTest extends WalStorageProviderConformanceTest {
 
     @Override
     protected ProviderUnderTest newStorage() {
-        InMemoryStorage storage = new InMemoryStorage();
-        return new ProviderUnderTest() {
-            @Override
-            public WalStorageProvider open() {
-                return new InMemoryConformanceTest.ReadBoundOverflowWorkaround(
-                        new InMemoryWalStorageProvider(storage, SERVICE));
-            }
-
-            @Override
-            public void close() {
-                // nothing to delete
-            }
-        };
+        return InMemoryConformanceTest.inMemoryStorage(SERVICE);
     }
 }
