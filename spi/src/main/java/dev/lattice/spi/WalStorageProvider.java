@@ -12,7 +12,8 @@ import java.util.List;
  *       timeouts.</li>
  *   <li>Arguments are validated before any I/O: null arguments throw {@link NullPointerException}, out-of-range
  *       ones {@link IllegalArgumentException}, a fence claimed on another log than the one addressed
- *       {@link IllegalArgumentException}.</li>
+ *       {@link IllegalArgumentException}. A fence whose epoch is higher than any claimed on the log (forged, or
+ *       from other storage) is refused with {@link IllegalArgumentException} where the provider can tell.</li>
  *   <li>After {@link #close()}, every method but {@code close} and {@code describe} throws
  *       {@link IllegalStateException}.</li>
  *   <li>Backend failures surface as {@link WalStorageException} subclasses with the cause attached, never as a bare

@@ -292,6 +292,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
 
     @Override
     public CheckpointStore checkpoints() {
+        SpiChecks.open(closed, NAME);
         return this;
     }
 
