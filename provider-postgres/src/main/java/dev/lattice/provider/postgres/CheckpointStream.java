@@ -79,7 +79,7 @@ final class CheckpointStream extends InputStream {
             }
             provider.checkOpen();
             int seq = nextSeq;
-            Optional<byte[][]> row = provider.call(log, "reading a checkpoint chunk", h -> h.createQuery(
+            Optional<byte[][]> row = provider.readOnly(log, "reading a checkpoint chunk", h -> h.createQuery(
                             provider.sql().readChunk).bind("id", stored.id()).bind("seq", seq)
                     .map((rs, ctx) -> new byte[][] {intBytes(rs.getInt("crc")), rs.getBytes("data")}).findOne());
             if (row.isEmpty()) {

@@ -158,7 +158,7 @@ final class PostgresCheckpointStore implements CheckpointStore {
     public Optional<CheckpointInfo> latest(LogId log) {
         Objects.requireNonNull(log, "log");
         provider.checkOpen();
-        return provider.call(log, "reading the latest checkpoint", h -> h.createQuery(provider.sql().latestCheckpoint)
+        return provider.readOnly(log, "reading the latest checkpoint", h -> h.createQuery(provider.sql().latestCheckpoint)
                 .bind("tree", log.tree()).bind("part", log.partition()).map(STORED).findOne()).map(Stored::info);
     }
 
@@ -167,7 +167,7 @@ final class PostgresCheckpointStore implements CheckpointStore {
         Objects.requireNonNull(log, "log");
         Objects.requireNonNull(info, "info");
         provider.checkOpen();
-        Optional<Stored> stored = provider.call(log, "opening a checkpoint", h -> h.createQuery(
+        Optional<Stored> stored = provider.readOnly(log, "opening a checkpoint", h -> h.createQuery(
                         provider.sql().findCheckpoint).bind("tree", log.tree()).bind("part", log.partition())
                 .bind("through", info.throughOffset()).map(STORED).findOne());
         if (stored.isEmpty() || !stored.get().info().equals(info)) {

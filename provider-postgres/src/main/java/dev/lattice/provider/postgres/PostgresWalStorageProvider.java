@@ -97,6 +97,8 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     static final long READ_MAX_BYTES = 64L << 20;
     /** A commit whose frames exceed this many bytes is written as a transaction of several statements. */
     static final long COMMIT_STATEMENT_BYTES = 32L << 20;
+    /** Attempts of a read-only call when the connection turns out to be lost. */
+    static final int READ_ATTEMPTS = 3;
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresWalStorageProvider.class);
     private static final AtomicInteger POOL_NUMBER = new AtomicInteger();
@@ -236,6 +238,28 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     }
 
     /**
+     * Like {@link #call}, for read-only work: a lost connection (a pooled connection the server dropped, which the
+     * pool evicts on failure) is retried on another one, up to {@value #READ_ATTEMPTS} attempts in all.
+     *
+     * @param log the log, for messages
+     * @param operation what is being done, for messages
+     * @param callback the read-only work
+     * @param <T> the result type
+     * @return the callback's result
+     */
+    <T> T readOnly(LogId log, String operation, HandleCallback<T, RuntimeException> callback) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return jdbi.withHandle(callback);
+            } catch (JdbiException e) {
+                if (attempt >= READ_ATTEMPTS || closed.get() || !SqlFailures.isConnectionLoss(e)) {
+                    throw failure(log, operation, e);
+                }
+            }
+        }
+    }
+
+    /**
      * Runs a callback in one transaction (READ COMMITTED), mapping failures to the SPI's exceptions. An exception
      * thrown by the callback rolls the transaction back.
      *
@@ -290,7 +314,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
 
     /** Reads the head (no lock), records it, and checks the fence against it. */
     private Head readHeadChecked(LogId log, LogSlot slot, Fence fence) {
-        Optional<Head> h = call(log, "reading the head", handle -> selectHead(handle, sql.head, log));
+        Optional<Head> h = readOnly(log, "reading the head", handle -> selectHead(handle, sql.head, log));
         h.ifPresent(slot::observe);
         return checkFence(log, fence, h);
     }
@@ -350,7 +374,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         checkOpen();
         LogSlot slot = slot(log);
         if (!slot.known() || slot.epoch() < fence.epoch()) {
-            call(log, "reading the head", h -> selectHead(h, sql.head, log)).ifPresent(slot::observe);
+            readOnly(log, "reading the head", h -> selectHead(h, sql.head, log)).ifPresent(slot::observe);
         }
         checkKnownEpoch(log, slot, fence);
         StagedBatch receipt = StagedBatch.of(fence, batch);
@@ -373,7 +397,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
                                            StagedBatch receipt) {
         record Found(Head head, Long last, UUID id) {
         }
-        Found f = call(log, "checking a committed batch", h -> h.createQuery(sql.stagedLookup)
+        Found f = readOnly(log, "checking a committed batch", h -> h.createQuery(sql.stagedLookup)
                 .bind("tree", log.tree()).bind("part", log.partition()).bind("first", batch.firstOffset())
                 .map((rs, ctx) -> new Found(HEAD.map(rs, ctx), (Long) rs.getObject("last_offset"),
                         rs.getObject("batch_id", UUID.class)))
@@ -538,7 +562,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         int maxRows = Math.min(maxEntries, READ_MAX_ROWS);
         record Row(long tail, long watermark, long first, int count, byte[] frame) {
         }
-        List<Row> rows = call(log, "read", h -> h.createQuery(sql.read)
+        List<Row> rows = readOnly(log, "read", h -> h.createQuery(sql.read)
                 .bind("tree", log.tree()).bind("part", log.partition()).bind("from", fromExclusive)
                 .bind("maxRows", maxRows).bind("maxEntries", (long) maxEntries).bind("maxBytes", byteBudget)
                 .map((rs, ctx) -> {
@@ -593,7 +617,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     public LogState state(LogId log) {
         Objects.requireNonNull(log, "log");
         checkOpen();
-        Optional<LogState> s = call(log, "state", h -> h.createQuery(sql.state).bind("tree", log.tree())
+        Optional<LogState> s = readOnly(log, "state", h -> h.createQuery(sql.state).bind("tree", log.tree())
                 .bind("part", log.partition())
                 .map((rs, ctx) -> {
                     long tail = rs.getLong("tail");
@@ -703,7 +727,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     public List<LogId> logs(String tree) {
         LogId.validateTreeName(tree);
         checkOpen();
-        List<Integer> parts = call(null, "listing logs", h -> h.createQuery(sql.logs).bind("tree", tree)
+        List<Integer> parts = readOnly(null, "listing logs", h -> h.createQuery(sql.logs).bind("tree", tree)
                 .mapTo(Integer.class).list());
         List<LogId> out = new ArrayList<>(parts.size());
         for (int p : parts) {
@@ -715,7 +739,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     @Override
     public List<String> trees() {
         checkOpen();
-        List<String> out = new ArrayList<>(call(null, "listing trees", h -> h.createQuery(sql.trees)
+        List<String> out = new ArrayList<>(readOnly(null, "listing trees", h -> h.createQuery(sql.trees)
                 .mapTo(String.class).list()));
         out.sort(null);
         return out;

@@ -89,6 +89,18 @@ final class SqlFailures {
     }
 
     /**
+     * Whether a failure means the connection is gone (class 08, or the server terminated the backend: 57P01..03),
+     * so the same read on another connection may succeed.
+     *
+     * @param t the failure
+     * @return true for a lost connection
+     */
+    static boolean isConnectionLoss(Throwable t) {
+        String state = sqlState(t);
+        return state != null && (state.startsWith("08") || state.startsWith("57P0"));
+    }
+
+    /**
      * Wraps a backend failure: {@link ProviderUnavailableException} when transient, else
      * {@link WalStorageException}. The message names the operation and the SQLState; the cause is attached. Messages
      * of PostgreSQL and pgjdbc never carry the password, and the provider never binds it as a statement argument.
