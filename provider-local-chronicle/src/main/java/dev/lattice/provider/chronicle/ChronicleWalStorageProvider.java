@@ -250,7 +250,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         List<LogId> out = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(logsDir)) {
             for (Path p : ds) {
-                LogId id = parseKey(p.getFileName().toString());
+                LogId id = LogStore.parseDirName(p.getFileName().toString());
                 if (id != null && Files.isDirectory(p)) {
                     out.add(id);
                 }
@@ -261,30 +261,6 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             throw new WalStorageException(null, "cannot list logs in " + logsDir, e);
         }
         return out;
-    }
-
-    /**
-     * Parses a log directory name ({@link LogId#key()}).
-     *
-     * @param name e.g. {@code orders.0007}
-     * @return the log id, or null when the name is not a log key
-     */
-    static LogId parseKey(String name) {
-        int dot = name.lastIndexOf('.');
-        if (dot <= 0 || name.length() - dot - 1 != 4) {
-            return null;
-        }
-        String part = name.substring(dot + 1);
-        for (int i = 0; i < part.length(); i++) {
-            if (!Character.isDigit(part.charAt(i))) {
-                return null;
-            }
-        }
-        try {
-            return new LogId(name.substring(0, dot), Integer.parseInt(part));
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
     }
 
     // ---------------------------------------------------------------- CheckpointStore

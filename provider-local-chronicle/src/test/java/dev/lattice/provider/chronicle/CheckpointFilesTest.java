@@ -44,7 +44,7 @@ class CheckpointFilesTest {
     }
 
     private Path checkpointDir() {
-        return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LOG.key()).resolve(LogStore.CHECKPOINT_DIR);
+        return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG)).resolve(LogStore.CHECKPOINT_DIR);
     }
 
     private long files() throws IOException {

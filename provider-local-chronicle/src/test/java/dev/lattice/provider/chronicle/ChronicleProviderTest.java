@@ -174,7 +174,7 @@ class ChronicleProviderTest {
         try (WalStorageProvider p = open("blockSize=1m")) {
             ProviderLimits l = p.describe().limits();
             Fence f = p.claim(LOG);
-            Path queueDir = dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LOG.key())
+            Path queueDir = dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG))
                     .resolve(LogStore.QUEUE_DIR);
             assertThatThrownBy(() -> p.stage(LOG, f, EncodedBatch.of(0, List.of(new byte[l.maxEntryBytes() + 1]))))
                     .isInstanceOf(EntryTooLargeException.class).hasMessageContaining(Integer.toString(l.maxEntryBytes()));
@@ -281,6 +281,29 @@ class ChronicleProviderTest {
             assertThat(p.logs("b.tree")).containsExactly(new LogId("b.tree", 0), new LogId("b.tree", 2));
             assertThat(p.logs("never")).isEmpty();
             assertThat(p.state(new LogId("b.tree", 2)).epoch()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void logDirectoryNamesKeepTreesThatDifferByCaseApart() {
+        for (LogId id : List.of(new LogId("Iso", 0), new LogId("iso", 0), new LogId("a.B-c_D", 4095),
+                new LogId("_x", 7), new LogId("iso.1", 12))) {
+            assertThat(LogStore.parseDirName(LogStore.dirName(id))).isEqualTo(id);
+        }
+        assertThat(LogStore.dirName(new LogId("Iso", 1))).isEqualTo("~iso.0001");
+        assertThat(LogStore.parseDirName("Iso.0001")).isNull();
+        assertThat(LogStore.parseDirName("~1so.0001")).isNull();
+        assertThat(LogStore.parseDirName("iso.1")).isNull();
+        assertThat(LogStore.parseDirName("lattice.lock")).isNull();
+        try (WalStorageProvider p = open("")) {
+            p.claim(new LogId("Iso", 0));
+            p.claim(new LogId("iso", 0));
+            p.claim(new LogId("iso", 0));
+        }
+        try (WalStorageProvider p = open("")) {
+            assertThat(p.trees()).containsExactly("Iso", "iso");
+            assertThat(p.state(new LogId("Iso", 0)).epoch()).isEqualTo(1);
+            assertThat(p.state(new LogId("iso", 0)).epoch()).isEqualTo(2);
         }
     }
 

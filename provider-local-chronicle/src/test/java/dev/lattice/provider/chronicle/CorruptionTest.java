@@ -57,7 +57,7 @@ class CorruptionTest {
     }
 
     private Path queueDir() {
-        return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LOG.key()).resolve(LogStore.QUEUE_DIR);
+        return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG)).resolve(LogStore.QUEUE_DIR);
     }
 
     /** Flips one byte at {@code delta} from the first occurrence of {@code marker} in the log's cycle files. */

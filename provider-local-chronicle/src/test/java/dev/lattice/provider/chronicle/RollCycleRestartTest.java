@@ -43,7 +43,7 @@ class RollCycleRestartTest {
     }
 
     private long cycleFiles() throws IOException {
-        Path q = dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LOG.key()).resolve(LogStore.QUEUE_DIR);
+        Path q = dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG)).resolve(LogStore.QUEUE_DIR);
         try (Stream<Path> s = Files.list(q)) {
             return s.filter(p -> p.toString().endsWith(".cq4")).count();
         }
