@@ -201,7 +201,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
      * @throws dev.lattice.spi.ProviderUnavailableException if the server cannot be reached
      * @throws WalStorageException on any other failure
      */
-    public static PostgresWalStorageProvider open(DataSource dataSource, Map<String, String> options) {
+    public static PostgresWalStorageProvider fromDataSource(DataSource dataSource, Map<String, String> options) {
         Objects.requireNonNull(dataSource, "dataSource");
         return new PostgresWalStorageProvider(dataSource, null, PostgresSettings.forDataSource(options));
     }
