@@ -62,15 +62,15 @@ public final class ReplayBenchCommand implements Callable<Integer> {
                     + "FaultInjectingProvider (default ${DEFAULT-VALUE}).")
     double latencyMs;
 
-    @Option(names = "--checkpoint-every", paramLabel = "ENTRIES", defaultValue = "0",
-            description = "Checkpoint a partition every ENTRIES committed entries (default: the engine's, "
-                    + LatticeConfig.DEFAULT_CHECKPOINT_ENTRIES + ").")
-    long checkpointEvery;
+    @Option(names = "--checkpoint-every", paramLabel = "ENTRIES", split = ",", defaultValue = "0",
+            description = "Checkpoint a partition every ENTRIES committed entries; comma-separated to run several "
+                    + "(default 0 = the engine's, " + LatticeConfig.DEFAULT_CHECKPOINT_ENTRIES + ").")
+    List<Long> checkpointEvery;
 
-    @Option(names = "--reopen", paramLabel = "HOW", defaultValue = "clean",
+    @Option(names = "--reopen", paramLabel = "HOW", split = ",", defaultValue = "clean",
             description = "clean: close (checkpoints) then reopen; crash: abandon the lattice at a quiet moment "
-                    + "without close, then reopen (default ${DEFAULT-VALUE}).")
-    ReplayBenchmark.Reopen reopen;
+                    + "without close, then reopen; comma-separated to run both (default ${DEFAULT-VALUE}).")
+    List<ReplayBenchmark.Reopen> reopen;
 
     @Option(names = "--value-bytes", paramLabel = "BYTES", defaultValue = "100",
             description = "Value size (default ${DEFAULT-VALUE}).")
@@ -109,8 +109,11 @@ public final class ReplayBenchCommand implements Callable<Integer> {
         if (!(latencyMs >= 0 && latencyMs <= 10_000)) {
             throw CliException.usage("--latency-ms must be in 0..10000, got " + latencyMs);
         }
-        if (checkpointEvery < 0) {
+        if (checkpointEvery.isEmpty() || checkpointEvery.stream().anyMatch(c -> c < 0)) {
             throw CliException.usage("--checkpoint-every must be >= 1 (0 = engine default), got " + checkpointEvery);
+        }
+        if (reopen.isEmpty()) {
+            throw CliException.usage("--reopen must name clean and/or crash");
         }
         if (warmup < 0) {
             throw CliException.usage("--warmup must be >= 0, got " + warmup);
@@ -132,18 +135,17 @@ public final class ReplayBenchCommand implements Callable<Integer> {
         });
         out.println("lattice bench replay, " + LocalDate.now(ZoneOffset.UTC) + ", " + descriptor);
         out.println("settings: partitions " + partitions + ", writers " + writers + " (concurrent mode), latency "
-                + (latency.isZero() ? "none" : latencyMs + " ms per provider call") + ", checkpoint every "
-                + Text.count(checkpointEvery > 0 ? checkpointEvery : LatticeConfig.DEFAULT_CHECKPOINT_ENTRIES)
-                + " entries per partition, reopen " + reopen.name().toLowerCase(Locale.ROOT) + ", values "
+                + (latency.isZero() ? "none" : latencyMs + " ms per provider call") + ", values "
                 + valueBytes + " B, warm-up " + Text.count(warmup) + " keys; JVM " + System.getProperty("java.version") + ", "
                 + Runtime.getRuntime().availableProcessors() + " cores");
         out.print(markdown ? table(results, true).markdown() : table(results, false).render());
         if (markdown) {
             ReplayBenchmark.CaseResult base = results.get(0);
             out.println();
-            out.println("Times are ratios to the first case (" + base.mode().label() + ", N = "
-                    + Text.count(base.n()) + "): write time " + Text.millis(base.writeNanos()) + ", replay time "
-                    + Text.millis(base.replayNanos()) + " in this run.");
+            out.println("Write and replay times are ratios to those of the first case of this run ("
+                    + base.mode().label() + ", N = " + Text.count(base.n()) + ", reopen "
+                    + base.reopen().name().toLowerCase(Locale.ROOT) + "); write speed vs seq is the sequential "
+                    + "case's write time over this case's, for the same N, reopen and checkpoint setting.");
         }
         long bad = results.stream().filter(r -> !r.verified()).count();
         if (bad > 0) {
@@ -174,22 +176,25 @@ public final class ReplayBenchCommand implements Callable<Integer> {
      * @return the table
      */
     static Table table(List<ReplayBenchmark.CaseResult> results, boolean relative) {
-        Table t = new Table("case", ">N", ">parts", ">writers", relative ? ">write time (x)" : ">write ms",
+        Table t = new Table("case", ">N", "reopen", ">ckpt every", ">parts", ">writers", relative ? ">write time (x)" : ">write ms",
                 ">write speed vs seq", ">stage calls", ">commit calls", ">keys/stage", ">stage/key", ">commit/key",
                 ">physical", relative ? ">replay time (x)" : ">replay ms", ">replay entries", ">replay bytes",
                 ">read calls", ">checkpoint bytes", "verified");
-        Map<Integer, Long> sequential = new HashMap<>();
+        Map<String, Long> sequential = new HashMap<>();
         for (ReplayBenchmark.CaseResult r : results) {
             if (r.mode() == ReplayBenchmark.Mode.SEQUENTIAL) {
-                sequential.put(r.n(), r.writeNanos());
+                sequential.put(sameSetup(r), r.writeNanos());
             }
         }
         ReplayBenchmark.CaseResult base = results.get(0);
         for (ReplayBenchmark.CaseResult r : results) {
             LatticeStats w = r.written();
             LatticeStats rp = r.replayed();
-            Long seq = sequential.get(r.n());
-            t.row(r.mode().label(), Text.count(r.n()), r.partitions(), r.writers(),
+            Long seq = sequential.get(sameSetup(r));
+            t.row(r.mode().label(), Text.count(r.n()), r.reopen().name().toLowerCase(Locale.ROOT),
+                    Text.count(r.checkpointEvery() > 0 ? r.checkpointEvery()
+                            : LatticeConfig.DEFAULT_CHECKPOINT_ENTRIES),
+                    r.partitions(), r.writers(),
                     relative ? Text.ratio(r.writeNanos(), base.writeNanos()) : ms(r.writeNanos()),
                     seq == null ? "n/a" : Text.ratio(seq, r.writeNanos()),
                     Text.count(w.stageCalls()), Text.count(w.commitCalls()),
@@ -202,6 +207,11 @@ public final class ReplayBenchCommand implements Callable<Integer> {
                     Text.bytes(rp.replayCheckpointBytes()), r.verified() ? "yes" : "NO");
         }
         return t;
+    }
+
+    /** Cases that differ only in their write mode. */
+    private static String sameSetup(ReplayBenchmark.CaseResult r) {
+        return r.n() + "/" + r.reopen() + "/" + r.checkpointEvery();
     }
 
     private static String ms(long nanos) {

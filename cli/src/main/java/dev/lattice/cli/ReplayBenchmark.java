@@ -68,22 +68,23 @@ final class ReplayBenchmark {
      * @param writers writer threads of {@link Mode#CONCURRENT}
      * @param partitions partitions of each tree
      * @param latency injected latency per provider call, {@link Duration#ZERO} for none
-     * @param checkpointEvery the engine's checkpoint threshold in entries per partition, 0 for the engine default
-     * @param reopen how to reopen
+     * @param checkpointEvery the engine's checkpoint thresholds to run, in entries per partition (0 = engine default)
+     * @param reopens the ways to reopen to run
      * @param valueBytes value size in bytes
      * @param keep keep each case's data instead of deleting it afterwards
      * @param warmup keys of the unreported warm-up cases run first (JIT), 0 for none
      * @param runId distinguishes tree names on shared storage
      */
     record Settings(String baseUri, List<Integer> sizes, List<Mode> modes, int writers, int partitions,
-                    Duration latency, long checkpointEvery, Reopen reopen, int valueBytes, boolean keep,
+                    Duration latency, List<Long> checkpointEvery, List<Reopen> reopens, int valueBytes, boolean keep,
                     int warmup, String runId) {
         Settings {
             Objects.requireNonNull(baseUri, "baseUri");
             sizes = List.copyOf(sizes);
             modes = List.copyOf(modes);
             Objects.requireNonNull(latency, "latency");
-            Objects.requireNonNull(reopen, "reopen");
+            checkpointEvery = List.copyOf(checkpointEvery);
+            reopens = List.copyOf(reopens);
             Objects.requireNonNull(runId, "runId");
         }
     }
@@ -93,6 +94,8 @@ final class ReplayBenchmark {
      *
      * @param mode the write mode
      * @param n keys written
+     * @param reopen how the storage was reopened
+     * @param checkpointEvery the checkpoint threshold, entries per partition (0 = engine default)
      * @param partitions partitions of the tree
      * @param writers writer threads
      * @param writeNanos wall time of the N writes
@@ -104,7 +107,7 @@ final class ReplayBenchmark {
      * @param sampleMismatches sampled keys whose value differed after reopen
      * @param location where the data was
      */
-    record CaseResult(Mode mode, int n, int partitions, int writers, long writeNanos, LatticeStats written,
+    record CaseResult(Mode mode, int n, Reopen reopen, long checkpointEvery, int partitions, int writers, long writeNanos, LatticeStats written,
                       long physicalBytes, long replayNanos, LatticeStats replayed, long keysAfterReopen,
                       int sampleMismatches, String location) {
         boolean verified() {
@@ -148,14 +151,18 @@ final class ReplayBenchmark {
         if (settings.warmup() > 0) {
             // exercise both replay paths (checkpoint load, log read) and both write paths before measuring
             int w = settings.warmup();
-            b.runCase(Mode.SEQUENTIAL, Math.max(1, w / 10), Reopen.CLEAN, settings.checkpointEvery(), "warmup-1");
+            b.runCase(Mode.SEQUENTIAL, Math.max(1, w / 100), Reopen.CLEAN, 0, "warmup-1");
             b.runCase(Mode.CONCURRENT, w, Reopen.CRASH, Math.max(1, w / settings.partitions() / 4), "warmup-2");
         }
         List<CaseResult> results = new ArrayList<>();
         for (int n : settings.sizes()) {
             for (Mode m : settings.modes()) {
-                results.add(b.runCase(m, n, settings.reopen(), settings.checkpointEvery(),
-                        m.label() + "-" + n + "-p" + settings.partitions()));
+                for (long every : settings.checkpointEvery()) {
+                    for (Reopen r : settings.reopens()) {
+                        results.add(b.runCase(m, n, r, every, m.label() + "-" + n + "-p" + settings.partitions()
+                                + (every > 0 ? "-c" + every : "") + "-" + r.name().toLowerCase(Locale.ROOT)));
+                    }
+                }
             }
         }
         return results;
@@ -236,7 +243,7 @@ final class ReplayBenchmark {
                             mismatches++;
                         }
                     }
-                    return new CaseResult(mode, n, t.partitions(), mode == Mode.CONCURRENT ? s.writers() : 1,
+                    return new CaseResult(mode, n, reopen, checkpointEvery, t.partitions(), mode == Mode.CONCURRENT ? s.writers() : 1,
                             writeNanos, written, physical, replayNanos, replayed, count, mismatches, where.uri());
                 }
             } finally {

@@ -52,8 +52,8 @@ class CommandParsingTest {
         assertThat(b.writers).isEqualTo(4);
         assertThat(b.partitions).isEqualTo(1);
         assertThat(b.latencyMs).isEqualTo(2.5);
-        assertThat(b.checkpointEvery).isEqualTo(100);
-        assertThat(b.reopen).isEqualTo(ReplayBenchmark.Reopen.CRASH);
+        assertThat(b.checkpointEvery).containsExactly(100L);
+        assertThat(b.reopen).containsExactly(ReplayBenchmark.Reopen.CRASH);
         assertThat(b.markdown).isTrue();
 
         ReplayBenchCommand d = (ReplayBenchCommand) leaf(Main.commandLine().parseArgs("bench", "replay"));
@@ -61,7 +61,12 @@ class CommandParsingTest {
         assertThat(d.modes).containsExactly(ReplayBenchmark.Mode.SEQUENTIAL, ReplayBenchmark.Mode.CONCURRENT);
         assertThat(d.writers).isEqualTo(64);
         assertThat(d.partitions).isEqualTo(8);
-        assertThat(d.reopen).isEqualTo(ReplayBenchmark.Reopen.CLEAN);
+        assertThat(d.reopen).containsExactly(ReplayBenchmark.Reopen.CLEAN);
+        assertThat(d.checkpointEvery).containsExactly(0L);
+        ReplayBenchCommand both = (ReplayBenchCommand) leaf(Main.commandLine().parseArgs("bench", "replay",
+                "--reopen", "clean,crash", "--checkpoint-every", "0,5000"));
+        assertThat(both.reopen).containsExactly(ReplayBenchmark.Reopen.CLEAN, ReplayBenchmark.Reopen.CRASH);
+        assertThat(both.checkpointEvery).containsExactly(0L, 5000L);
     }
 
     @Test
