@@ -14,6 +14,7 @@ import dev.lattice.spi.SpiChecks;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
+import net.openhft.chronicle.core.io.BackgroundResourceReleaser;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -306,8 +307,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     }
 
     /**
-     * Closes every log's queue (unmapping its files), drops staged batches and releases the directory lock.
-     * Idempotent. Waits for calls in progress on each log to finish.
+     * Closes every log's queue, waits until Chronicle has unmapped and closed its files, drops staged batches and
+     * releases the directory lock. Idempotent. Waits for calls in progress on each log to finish.
      *
      * @throws WalStorageException if closing a queue failed (everything else is still released)
      */
@@ -334,6 +335,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 s.lock.unlock();
             }
         }
+        // Chronicle unmaps and closes files on a background thread; wait for it so close() really releases them.
+        BackgroundResourceReleaser.releasePendingResources();
         rootLock.close();
         if (failure != null) {
             throw failure;

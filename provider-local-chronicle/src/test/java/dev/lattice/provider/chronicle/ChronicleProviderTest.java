@@ -307,12 +307,35 @@ class ChronicleProviderTest {
         }
     }
 
+    /** Mappings and open descriptors of files under the test directory (Linux /proc). */
+    private long[] mappedAndOpen() throws java.io.IOException {
+        String root = dir.toRealPath().toString();
+        long maps = Files.readAllLines(Path.of("/proc/self/maps")).stream().filter(l -> l.contains(root)).count();
+        long fds = 0;
+        try (java.util.stream.Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : (Iterable<Path>) s::iterator) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().startsWith(root)) {
+                        fds++;
+                    }
+                } catch (java.io.IOException gone) {
+                    // closed while listing
+                }
+            }
+        }
+        return new long[]{maps, fds};
+    }
+
     @Test
-    void closeReleasesEverythingAndLaterCallsThrow() {
-        WalStorageProvider p = open("");
+    void closeReleasesEverythingAndLaterCallsThrow() throws Exception {
+        WalStorageProvider p = open("durability=fsync");
         Fence f = p.claim(LOG);
         p.append(LOG, f, Payloads.smallBatch(0, 3));
+        long[] open = mappedAndOpen();
+        assertThat(open[0]).as("mappings while open").isEqualTo(2);
+        assertThat(open[1]).as("descriptors while open: lock, cycle file, metadata, fsync channel").isEqualTo(4);
         p.close();
+        assertThat(mappedAndOpen()).as("mappings and descriptors after close").containsExactly(0, 0);
         p.close();
         assertThat(p.describe().name()).isEqualTo("chronicle");
         assertThatThrownBy(() -> p.read(LOG, -1, 10, 100)).isInstanceOf(IllegalStateException.class);
