@@ -96,6 +96,8 @@ final class LogStore {
     private FileChannel syncChannel;
     private File syncFile;
     private long forcedFiles;
+    /** Test hook run after each frame a commit wrote (to inject a failure between frames); null in production. */
+    Runnable afterFrameWritten;
 
     /**
      * A batch staged in memory (the provider declares DEFERRED_STAGE), already encoded as its frame fragment.
@@ -479,6 +481,9 @@ final class LogStore {
             }
             List<Staged> part = chain.subList(i, j);
             out.add(writeFrame(fenceEpoch, part, groupFirst, groupThrough, (int) bytes));
+            if (afterFrameWritten != null) {
+                afterFrameWritten.run();
+            }
             File f = appender.currentFile();
             if (f != null && !touched.contains(f)) {
                 touched.add(f);
