@@ -198,8 +198,8 @@ final class LogStore {
             return;
         }
         boolean firstLoad = !loaded;
-        if (dirty) {
-            closeChronicle();
+        if (queue != null) {
+            closeChronicle(); // a reload after a failed write, or a retry after a load that failed half-way
         }
         exists = Files.isDirectory(dir);
         if (exists) {

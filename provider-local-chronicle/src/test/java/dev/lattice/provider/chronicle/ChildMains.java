@@ -51,7 +51,8 @@ public final class ChildMains {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
                 StandardCharsets.UTF_8);
         switch (args[0]) {
-            case "kill-writer" -> killWriter(out, Path.of(args[1]), Long.parseLong(args[2]), args[3]);
+            case "kill-writer" -> killWriter(out, Path.of(args[1]), Long.parseLong(args[2]), args[3],
+                    args.length > 4 && args[4].equals("hang"));
             case "hold-lock" -> holdLock(out, Path.of(args[1]));
             case "partial-doc" -> partialDoc(out, Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
                     Integer.parseInt(args[4]));
@@ -73,19 +74,35 @@ public final class ChildMains {
         return b;
     }
 
-    private static void killWriter(PrintStream out, Path dir, long seed, String options) {
+    private static void killWriter(PrintStream out, Path dir, long seed, String options, boolean hang) {
         WalStorageProvider p = new ChronicleProviderFactory().open(URI.create("chronicle:" + dir + "?" + options),
                 Map.of());
         LogId log = KILL_LOG;
         Fence f = p.claim(log);
         p.reconcile(log, f);
         ProviderLimits limits = p.describe().limits();
+        int frameBudget = ((ChronicleWalStorageProvider) p).config().maxDocumentBytes() - Frames.FRAME_OVERHEAD;
+        boolean[] armed = {false};
+        if (hang) {
+            // With "hang", the first commit group too big for one frame stops after its first frame, to be killed.
+            ((ChronicleWalStorageProvider) p).inspect(log, s -> s.afterFrameWritten = () -> {
+                if (armed[0]) {
+                    out.println("HANG");
+                    try {
+                        Thread.sleep(Long.MAX_VALUE);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+        }
         long next = p.state(log).committedTail() + 1;
         out.println("READY " + next);
         Random rnd = new Random(seed);
         long commits = 0;
         while (true) {
             long groupFirst = next;
+            long groupBytes = 0;
             int batches = 1 + rnd.nextInt(3);
             for (int k = 0; k < batches; k++) {
                 int want = 1 + rnd.nextInt(40);
@@ -100,9 +117,11 @@ public final class ChildMains {
                     bytes += e.length;
                 }
                 EncodedBatch b = EncodedBatch.of(next, BatchId.random(), entries);
+                groupBytes += Frames.BATCH_OVERHEAD + (long) Frames.ENTRY_OVERHEAD * b.size() + b.payloadBytes();
                 p.stage(log, f, b);
                 next = b.lastOffset() + 1;
             }
+            armed[0] = hang && groupBytes > frameBudget;
             out.println("S " + groupFirst + " " + (next - 1));
             p.commit(log, f, next - 1);
             out.println("C " + (next - 1));

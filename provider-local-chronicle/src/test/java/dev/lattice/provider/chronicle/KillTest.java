@@ -29,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * random moment; then this JVM reopens, claims and reconciles, and checks that every acknowledged offset is readable
  * with its exact bytes, that no commit group is partly visible, that the log is dense from the trim watermark to
  * the tail, that acknowledged trims and checkpoints held, and that one more batch appends right after the tail.
- * Rounds: {@code -Dlattice.killtest.rounds=N} (default 20), on one directory, alternating {@code process} and
- * {@code fsync} durability.
+ * Every 4th round the child stops after the first frame of a commit group that needs several frames and is killed
+ * there: that group must be invisible and reported as a leftover. Rounds: {@code -Dlattice.killtest.rounds=N}
+ * (default 20), on one directory, alternating {@code process} and {@code fsync} durability.
  */
 class KillTest {
 
@@ -50,14 +51,20 @@ class KillTest {
         long startedGroups = 0;
         int multiFrameGroups = 0;
         long leftovers = 0;
+        int tornGroups = 0;
         int landedUnacked = 0;
         for (int round = 0; round < ROUNDS; round++) {
             String options = "blockSize=1m&rollCycle=test_secondly&durability=" + (round % 2 == 0 ? "process" : "fsync");
+            boolean hang = round % 4 == 3; // every 4th round: killed between the frames of one commit group
             ChildJvm child = ChildJvm.start(stderr, "kill-writer", dir.toString(), Long.toString(rnd.nextLong()),
-                    options);
+                    options, hang ? "hang" : "run");
             try {
                 child.await("READY", 60);
-                Thread.sleep(150 + rnd.nextInt(1200)); // the kill moment, not a timing assertion
+                if (hang) {
+                    child.await("HANG", 120);
+                } else {
+                    Thread.sleep(150 + rnd.nextInt(1200)); // the kill moment, not a timing assertion
+                }
             } finally {
                 child.kill();
             }
@@ -80,7 +87,8 @@ class KillTest {
                     Map.of())) {
                 LogId log = ChildMains.KILL_LOG;
                 Fence fence = p.claim(log);
-                leftovers += p.reconcile(log, fence).removedLeftovers();
+                long removed = p.reconcile(log, fence).removedLeftovers();
+                leftovers += removed;
                 LogState s = p.state(log);
                 long tail = s.committedTail();
                 String where = "round " + round + " (" + options + "), acked " + acked + ", tail " + tail;
@@ -89,6 +97,12 @@ class KillTest {
                 for (long[] g : groups) {
                     assertThat(tail >= g[0] && tail < g[1]).as("commit group " + g[0] + ".." + g[1]
                             + " is partly visible, " + where).isFalse();
+                }
+                if (hang) {
+                    long[] torn = groups.get(groups.size() - 1);
+                    assertThat(tail).as("the half-written group is not visible, " + where).isEqualTo(torn[0] - 1);
+                    assertThat(removed).as("its first frame is a discarded leftover, " + where).isEqualTo(1);
+                    tornGroups++;
                 }
                 verifyDense(p, log, s.trimWatermark(), tail, where);
                 landedUnacked += tail > acked ? 1 : 0;
@@ -116,8 +130,9 @@ class KillTest {
             }
         }
         System.out.printf("kill test: %d rounds, %d commit groups started, %d too big for one frame, "
-                + "%d rounds with a commit that landed unacknowledged, %d torn leftovers discarded%n",
-                ROUNDS, startedGroups, multiFrameGroups, landedUnacked, leftovers);
+                + "%d rounds with a commit that landed unacknowledged, %d rounds killed inside a multi-frame group, "
+                + "%d torn leftovers discarded%n",
+                ROUNDS, startedGroups, multiFrameGroups, landedUnacked, tornGroups, leftovers);
         assertThat(startedGroups).as("the children committed something").isGreaterThan(ROUNDS);
         assertThat(multiFrameGroups).as("acknowledged commit groups too big for one frame").isPositive();
     }
