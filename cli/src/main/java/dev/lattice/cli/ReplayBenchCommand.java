@@ -23,7 +23,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code lattice bench replay}: the coalesced-append replay benchmark ({@link ReplayBenchmark}), printed as a table
  * (or Markdown with {@code --markdown}). Exit code {@link ExitCodes#VERIFICATION_FAILED} when a reopened tree does
- * not hold exactly the keys written.
+ * not hold exactly the keys written, or replay read more (or less) than the latest checkpoint of each log plus the
+ * entries after it.
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = {"Coalesced-append replay benchmark: for each N, write N keys one awaited write at a time "
@@ -149,9 +150,20 @@ public final class ReplayBenchCommand implements Callable<Integer> {
         }
         long bad = results.stream().filter(r -> !r.verified()).count();
         if (bad > 0) {
-            results.stream().filter(r -> !r.verified()).forEach(r -> err.println("lattice: case " + r.mode().label()
-                    + " N=" + r.n() + ": reopened tree has " + r.keysAfterReopen() + " keys (expected " + r.n()
-                    + "), " + r.sampleMismatches() + " sampled values differ"));
+            for (ReplayBenchmark.CaseResult r : results) {
+                String c = "lattice: case " + r.mode().label() + " N=" + r.n() + " reopen "
+                        + r.reopen().name().toLowerCase(Locale.ROOT) + ": ";
+                if (!r.dataVerified()) {
+                    err.println(c + "reopened tree has " + r.keysAfterReopen() + " keys (expected " + r.n() + "), "
+                            + r.sampleMismatches() + " sampled values differ");
+                }
+                if (!r.replayBounded()) {
+                    err.println(c + "replay read " + r.replayed().replayEntries() + " entries and "
+                            + r.replayed().replayCheckpointBytes() + " checkpoint bytes; the storage held "
+                            + r.entriesAfterCheckpoint() + " entries after the latest checkpoints of "
+                            + r.latestCheckpointBytes() + " bytes");
+                }
+            }
             throw new CliException(ExitCodes.VERIFICATION_FAILED, bad + " case(s) failed verification after reopen");
         }
         return ExitCodes.OK;
@@ -179,7 +191,7 @@ public final class ReplayBenchCommand implements Callable<Integer> {
         Table t = new Table("case", ">N", "reopen", ">ckpt every", ">parts", ">writers", relative ? ">write time (x)" : ">write ms",
                 ">write speed vs seq", ">stage calls", ">commit calls", ">keys/stage", ">stage/key", ">commit/key",
                 ">physical", relative ? ">replay time (x)" : ">replay ms", ">replay entries", ">replay bytes",
-                ">read calls", ">checkpoint bytes", "verified");
+                ">after ckpt", ">read calls", ">checkpoint bytes", "verified");
         Map<String, Long> sequential = new HashMap<>();
         for (ReplayBenchmark.CaseResult r : results) {
             if (r.mode() == ReplayBenchmark.Mode.SEQUENTIAL) {
@@ -203,7 +215,8 @@ public final class ReplayBenchCommand implements Callable<Integer> {
                     Text.ratio(w.commitCalls(), w.entriesCommitted()),
                     Text.bytes(r.physicalBytes()),
                     relative ? Text.ratio(r.replayNanos(), base.replayNanos()) : ms(r.replayNanos()),
-                    Text.count(rp.replayEntries()), Text.bytes(rp.replayBytes()), Text.count(rp.replayReadCalls()),
+                    Text.count(rp.replayEntries()), Text.bytes(rp.replayBytes()),
+                    Text.count(r.entriesAfterCheckpoint()), Text.count(rp.replayReadCalls()),
                     Text.bytes(rp.replayCheckpointBytes()), r.verified() ? "yes" : "NO");
         }
         return t;

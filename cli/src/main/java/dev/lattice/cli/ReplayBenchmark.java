@@ -5,6 +5,7 @@ import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
 import dev.lattice.engine.LatticeStats;
 import dev.lattice.engine.Tree;
+import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.LogState;
 import dev.lattice.spi.WalStorageProvider;
@@ -103,15 +104,31 @@ final class ReplayBenchmark {
      * @param physicalBytes sum of {@link LogState#physicalBytes()} over the tree's logs after reopen, -1 if unknown
      * @param replayNanos wall time of opening the new lattice and the tree
      * @param replayed the reopened lattice's counters (replay entries, bytes, read calls, checkpoint bytes)
+     * @param entriesAfterCheckpoint committed entries above the latest checkpoint, summed over the tree's logs, as
+     *     the provider reported them before the reopen: what replay must read, no more
+     * @param latestCheckpointBytes size of the latest checkpoint of each log, summed: what replay must load
      * @param keysAfterReopen {@link Tree#count()} after reopen
      * @param sampleMismatches sampled keys whose value differed after reopen
      * @param location where the data was
      */
     record CaseResult(Mode mode, int n, Reopen reopen, long checkpointEvery, int partitions, int writers, long writeNanos, LatticeStats written,
-                      long physicalBytes, long replayNanos, LatticeStats replayed, long keysAfterReopen,
+                      long physicalBytes, long replayNanos, LatticeStats replayed, long entriesAfterCheckpoint,
+                      long latestCheckpointBytes, long keysAfterReopen,
                       int sampleMismatches, String location) {
-        boolean verified() {
+        /** @return true when the reopened tree holds exactly the keys written */
+        boolean dataVerified() {
             return keysAfterReopen == n && sampleMismatches == 0;
+        }
+
+        /** @return true when replay read exactly one checkpoint per log and the entries after it */
+        boolean replayBounded() {
+            return replayed.replayEntries() == entriesAfterCheckpoint
+                    && replayed.replayCheckpointBytes() == latestCheckpointBytes;
+        }
+
+        /** @return both checks */
+        boolean verified() {
+            return dataVerified() && replayBounded();
         }
 
         double stagePerKey() {
@@ -223,6 +240,15 @@ final class ReplayBenchmark {
             listener.note("case " + name + ": cold reopen");
             WalStorageProvider raw2 = Support.openProvider(where.uri());
             try {
+                long afterCheckpoint = 0;
+                long checkpointBytes = 0;
+                for (LogId log : raw2.logs(tree)) {
+                    LogState st = raw2.state(log);
+                    Optional<CheckpointInfo> cp = raw2.checkpoints().latest(log);
+                    afterCheckpoint += Math.max(0, st.committedTail() - cp.map(CheckpointInfo::throughOffset)
+                            .orElse(-1L));
+                    checkpointBytes += cp.map(CheckpointInfo::sizeBytes).orElse(0L);
+                }
                 long r0 = System.nanoTime();
                 try (Lattice reopened = Lattice.open(config(withLatency(raw2), checkpointEvery))) {
                     Tree t = reopened.tree(tree);
@@ -244,7 +270,8 @@ final class ReplayBenchmark {
                         }
                     }
                     return new CaseResult(mode, n, reopen, checkpointEvery, t.partitions(), mode == Mode.CONCURRENT ? s.writers() : 1,
-                            writeNanos, written, physical, replayNanos, replayed, count, mismatches, where.uri());
+                            writeNanos, written, physical, replayNanos, replayed, afterCheckpoint, checkpointBytes,
+                            count, mismatches, where.uri());
                 }
             } finally {
                 raw2.close();

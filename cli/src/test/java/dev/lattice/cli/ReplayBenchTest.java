@@ -57,6 +57,10 @@ class ReplayBenchTest {
             assertThat(c.verified()).as(c.toString()).isTrue();
             assertThat(c.replayed().replayCheckpointBytes()).as("a policy checkpoint was loaded").isPositive();
             assertThat(c.replayed().replayEntries()).as("replay read less than the whole log").isLessThan(n);
+            assertThat(c.replayed().replayEntries()).as("exactly the entries after the latest checkpoints")
+                    .isEqualTo(c.entriesAfterCheckpoint());
+            assertThat(c.replayed().replayCheckpointBytes()).as("one checkpoint per log")
+                    .isEqualTo(c.latestCheckpointBytes());
         }
         // sequential writes commit one entry per batch, so each partition is at most `every` entries past its
         // latest checkpoint (plus what arrived while a checkpoint was being published)
