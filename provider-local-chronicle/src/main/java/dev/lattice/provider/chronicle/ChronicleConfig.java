@@ -34,7 +34,7 @@ public final class ChronicleConfig {
     public static final String OPT_DURABILITY = "durability";
     /** Option name: Chronicle block size in bytes, a power of two from 1 MiB to 1 GiB; suffixes k, m, g allowed. */
     public static final String OPT_BLOCK_SIZE = "blockSize";
-    /** Option name: Chronicle roll cycle, see {@link #ROLL_CYCLES}. */
+    /** Option name: Chronicle roll cycle, see {@link #ROLL_CYCLE_NAMES}. */
     public static final String OPT_ROLL_CYCLE = "rollCycle";
     /** Option name: largest checkpoint, in bytes (default unbounded). */
     public static final String OPT_MAX_CHECKPOINT_BYTES = "maxCheckpointBytes";
@@ -51,11 +51,14 @@ public final class ChronicleConfig {
     /** Default roll cycle name: {@code hourly}. */
     public static final String DEFAULT_ROLL_CYCLE = "hourly";
 
+    /** Roll cycle names accepted by the {@code rollCycle} option, with the Chronicle cycle each maps to. */
+    static final Map<String, RollCycle> ROLL_CYCLES;
+
     /**
-     * Roll cycle names accepted by the {@code rollCycle} option, with the Chronicle cycle each maps to.
-     * {@code test_secondly} (a file per second) is for tests only.
+     * Roll cycle names accepted by the {@code rollCycle} option ({@code test_secondly}, a file per second, is for
+     * tests only).
      */
-    public static final Map<String, RollCycle> ROLL_CYCLES;
+    public static final Set<String> ROLL_CYCLE_NAMES;
 
     static {
         Map<String, RollCycle> m = new LinkedHashMap<>();
@@ -71,6 +74,7 @@ public final class ChronicleConfig {
         m.put("weekly", RollCycles.WEEKLY);
         m.put("test_secondly", TestRollCycles.TEST_SECONDLY);
         ROLL_CYCLES = Collections.unmodifiableMap(m);
+        ROLL_CYCLE_NAMES = Collections.unmodifiableSet(new java.util.LinkedHashSet<>(m.keySet()));
     }
 
     private final Path root;
@@ -290,7 +294,7 @@ public final class ChronicleConfig {
         }
 
         /**
-         * @param name a roll cycle name from {@link #ROLL_CYCLES} (case-insensitive, '-' accepted for '_')
+         * @param name a roll cycle name from {@link #ROLL_CYCLE_NAMES} (case-insensitive, '-' accepted for '_')
          * @return this
          * @throws IllegalArgumentException if the name is unknown (the message lists the names)
          */
