@@ -93,6 +93,8 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     public static final int MAX_ENTRIES_PER_BATCH = 100_000;
     /** At most this many batch rows are fetched by one read. */
     static final int READ_MAX_ROWS = 10_000;
+    /** At most this many entries are returned by one read. */
+    static final int READ_MAX_ENTRIES = 100_000;
     /** At most this many payload bytes are returned by one read (at least one entry always). */
     static final long READ_MAX_BYTES = 64L << 20;
     /** A commit whose frames exceed this many bytes is written as a transaction of several statements. */
@@ -560,11 +562,12 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         checkOpen();
         long byteBudget = Math.min(maxBytes, READ_MAX_BYTES);
         int maxRows = Math.min(maxEntries, READ_MAX_ROWS);
+        long entryBudget = Math.min(maxEntries, READ_MAX_ENTRIES);
         record Row(long tail, long watermark, long first, int count, byte[] frame) {
         }
         List<Row> rows = readOnly(log, "read", h -> h.createQuery(sql.read)
                 .bind("tree", log.tree()).bind("part", log.partition()).bind("from", fromExclusive)
-                .bind("maxRows", maxRows).bind("maxEntries", (long) maxEntries).bind("maxBytes", byteBudget)
+                .bind("maxRows", maxRows).bind("maxEntries", entryBudget).bind("maxBytes", byteBudget)
                 .map((rs, ctx) -> {
                     Object first = rs.getObject("first_offset");
                     return new Row(rs.getLong("tail"), rs.getLong("watermark"),
@@ -593,7 +596,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
             long offset = r.first();
             for (byte[] p : payloads) {
                 if (offset > bound && offset <= tail) {
-                    if (out.size() >= maxEntries || (!out.isEmpty() && bytes + p.length > byteBudget)) {
+                    if (out.size() >= entryBudget || (!out.isEmpty() && bytes + p.length > byteBudget)) {
                         break outer;
                     }
                     if (offset != expected) {

@@ -131,11 +131,15 @@ final class Sql {
                 + " SELECT CAST(:logId AS bigint), u.f, u.l, u.id, u.c, u.b, u.fr FROM " + unnest;
 
         // One statement: the head (tail, watermark) and a bounded range of batch rows after the bound. The first row
-        // is found by a backward index probe; the window sums let the server stop sending rows once the page's entry
-        // and byte budget is spent (bytes of a partly read first row are estimated; Java cuts exactly).
+        // is found by a backward index probe; every row has at least one entry, so no row starting above
+        // bound + maxEntries is needed: the primary-key range scan is bounded on both ends. The window sums let the
+        // server send only rows inside the page's entry and byte budget (bytes of a partly read first row are
+        // estimated; Java cuts exactly).
         read = "SELECT h.tail, h.watermark, r.first_offset, r.entry_count, r.frame"
                 + " FROM " + s + "log_head h"
-                + " CROSS JOIN LATERAL (SELECT greatest(CAST(:from AS bigint), h.watermark) AS bound) g"
+                + " CROSS JOIN LATERAL (SELECT x.bound, CASE WHEN x.bound > 9223372036854775807 - :maxEntries"
+                + "  THEN 9223372036854775807 ELSE x.bound + :maxEntries END AS upper"
+                + "  FROM (SELECT greatest(CAST(:from AS bigint), h.watermark) AS bound) x) g"
                 + " LEFT JOIN LATERAL ("
                 + "  SELECT z.first_offset, z.entry_count, z.frame FROM ("
                 + "   SELECT y.first_offset, y.entry_count, y.frame,"
@@ -149,7 +153,7 @@ final class Sql {
                 + "    WHERE b.log_id = h.log_id"
                 + "     AND b.first_offset >= coalesce((SELECT max(m.first_offset) FROM " + s + "log_batch m"
                 + "      WHERE m.log_id = h.log_id AND m.first_offset <= g.bound), -1)"
-                + "     AND b.last_offset > g.bound"
+                + "     AND b.first_offset <= g.upper AND b.last_offset > g.bound"
                 + "    ORDER BY b.first_offset LIMIT :maxRows) y"
                 + "   WINDOW w AS (ORDER BY y.first_offset ROWS UNBOUNDED PRECEDING)) z"
                 + "  WHERE z.entries_before < :maxEntries AND (z.bytes_before < :maxBytes OR z.entries_before = 0)"
