@@ -53,6 +53,7 @@ public final class LatticeConfig {
     final Duration retryBackoff;
     final long checkpointEveryEntries;
     final long checkpointEveryBytes;
+    final Duration checkpointReplayBudget;
     final int replayParallelism;
     final int replayPageEntries;
     final long replayPageBytes;
@@ -79,6 +80,7 @@ public final class LatticeConfig {
         this.retryBackoff = b.retryBackoff;
         this.checkpointEveryEntries = b.checkpointEveryEntries;
         this.checkpointEveryBytes = b.checkpointEveryBytes;
+        this.checkpointReplayBudget = b.checkpointReplayBudget;
         this.replayParallelism = b.replayParallelism;
         this.replayPageEntries = b.replayPageEntries;
         this.replayPageBytes = b.replayPageBytes;
@@ -130,6 +132,7 @@ public final class LatticeConfig {
         private Duration retryBackoff = Duration.ofMillis(20);
         private long checkpointEveryEntries = DEFAULT_CHECKPOINT_ENTRIES;
         private long checkpointEveryBytes = DEFAULT_CHECKPOINT_BYTES;
+        private Duration checkpointReplayBudget = Duration.ofMillis(250);
         private int replayParallelism = 4;
         private int replayPageEntries = 10_000;
         private long replayPageBytes = 8L << 20;
@@ -311,6 +314,22 @@ public final class LatticeConfig {
          */
         public Builder checkpointEveryBytes(long bytes) {
             this.checkpointEveryBytes = checkLong("checkpointEveryBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Checkpoint a partition once the provider's replay cost estimate
+         * ({@link dev.lattice.spi.ProviderDescriptor#replayCost()}) for the batches and bytes committed since its
+         * last checkpoint reaches this budget. Has no effect for providers that give no estimate. Default 250 ms.
+         *
+         * @param budget positive
+         * @return this
+         */
+        public Builder checkpointReplayBudget(Duration budget) {
+            this.checkpointReplayBudget = checkDuration("checkpointReplayBudget", budget);
+            if (budget.isZero()) {
+                throw new IllegalArgumentException("checkpointReplayBudget must be positive");
+            }
             return this;
         }
 

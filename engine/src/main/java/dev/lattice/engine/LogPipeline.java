@@ -87,6 +87,7 @@ final class LogPipeline {
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
     private long entriesSinceCheckpoint;
     private long bytesSinceCheckpoint;
+    private long batchesSinceCheckpoint;
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
     private volatile long lastCheckpointOffset;
 
@@ -112,6 +113,7 @@ final class LogPipeline {
         this.nextOffset = committedTail + 1;
         this.lastCheckpointOffset = lastCheckpointOffset;
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
+        this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
         this.concurrentStage = ctx.descriptor.has(ProviderFeature.CONCURRENT_STAGE);
         this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, ctx.descriptor.limits().maxEntriesPerBatch());
         this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, ctx.descriptor.limits().maxBatchBytes());
@@ -391,6 +393,7 @@ final class LogPipeline {
         state.appliedOffset = b.encoded.lastOffset();
         entriesSinceCheckpoint += b.writes.size();
         bytesSinceCheckpoint += b.encoded.payloadBytes();
+        batchesSinceCheckpoint++;
         ctx.stats.batchesCommitted.increment();
         ctx.stats.entriesCommitted.add(b.writes.size());
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
@@ -585,7 +588,8 @@ final class LogPipeline {
     /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
     private void maybeStartCheckpoint() {
         if (entriesSinceCheckpoint < ctx.config.checkpointEveryEntries
-                && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes) {
+                && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes
+                && !replayTooSlow()) {
             return;
         }
         if (!checkpointRunning.compareAndSet(false, true)) {
@@ -595,6 +599,7 @@ final class LogPipeline {
         long through = state.appliedOffset;
         entriesSinceCheckpoint = 0;
         bytesSinceCheckpoint = 0;
+        batchesSinceCheckpoint = 0;
         ctx.io.execute(() -> {
             try {
                 publishAndTrim(snapshot, through);
@@ -608,6 +613,13 @@ final class LogPipeline {
                 }
             }
         });
+    }
+
+    /** True when the provider's replay cost model says replaying the tail since the checkpoint is over budget. */
+    private boolean replayTooSlow() {
+        var model = ctx.descriptor.replayCost();
+        return !model.isUnknown() && model.estimateMillis(batchesSinceCheckpoint, bytesSinceCheckpoint)
+                >= ctx.config.checkpointReplayBudget.toMillis();
     }
 
     private void publishAndTrim(byte[] snapshot, long through) {

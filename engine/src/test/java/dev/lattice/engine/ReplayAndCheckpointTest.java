@@ -77,4 +77,30 @@ class ReplayAndCheckpointTest {
             assertThat(stats.replayCheckpointBytes()).isPositive();
         }
     }
+
+    /** A provider that declares a per-batch replay cost gets checkpointed before its replay passes the budget. */
+    @Test
+    void replayCostModelDrivesCheckpoints() {
+        InMemoryStorage storage = new InMemoryStorage();
+        dev.lattice.spi.WalStorageProvider slowToReplay =
+                new dev.lattice.conformance.ForwardingProvider(new InMemoryWalStorageProvider(storage)) {
+                    @Override
+                    public dev.lattice.spi.ProviderDescriptor describe() {
+                        var d = delegate.describe();
+                        return new dev.lattice.spi.ProviderDescriptor(d.name(), d.version(), d.limits(),
+                                d.durability(), d.features(), new dev.lattice.spi.ReplayCostModel(10, 0));
+                    }
+                };
+        Lattice l = Lattice.open(LatticeConfig.builder().provider(slowToReplay, false).partitions(1)
+                .checkpointReplayBudget(java.time.Duration.ofMillis(250)).build());
+        Tree t = l.tree("cost");
+        for (int i = 0; i < 200; i++) {
+            t.put("k" + i, b("v"));
+        }
+        // 10 ms per batch against a 250 ms budget: a checkpoint every 25 sequential writes
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> l.stats().checkpoints() >= 7);
+        LogState st = slowToReplay.state(new LogId("cost", 0));
+        assertThat(st.committedTail() - st.trimWatermark()).as("entries left to replay").isLessThanOrEqualTo(50);
+    }
 }

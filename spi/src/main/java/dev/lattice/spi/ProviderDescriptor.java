@@ -13,9 +13,10 @@ import java.util.Set;
  * @param limits the provider's real limits
  * @param durability what a committed entry survives with the provider's current configuration
  * @param features the optional behaviours it implements
+ * @param replayCost the provider's replay cost estimate ({@link ReplayCostModel#UNKNOWN} when it gives none)
  */
 public record ProviderDescriptor(String name, String version, ProviderLimits limits, DurabilityLevel durability,
-                                 Set<ProviderFeature> features) {
+                                 Set<ProviderFeature> features, ReplayCostModel replayCost) {
 
     /**
      * Creates a descriptor.
@@ -28,6 +29,22 @@ public record ProviderDescriptor(String name, String version, ProviderLimits lim
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(durability, "durability");
         features = Set.copyOf(Objects.requireNonNull(features, "features"));
+        Objects.requireNonNull(replayCost, "replayCost");
+    }
+
+    /**
+     * A descriptor with no replay cost estimate ({@link ReplayCostModel#UNKNOWN}).
+     *
+     * @param name a short human-readable name
+     * @param version the implementation's version
+     * @param limits the real limits
+     * @param durability what a committed entry survives
+     * @param features the optional behaviours
+     * @throws NullPointerException if any argument is null
+     */
+    public ProviderDescriptor(String name, String version, ProviderLimits limits, DurabilityLevel durability,
+                              Set<ProviderFeature> features) {
+        this(name, version, limits, durability, features, ReplayCostModel.UNKNOWN);
     }
 
     /**
