@@ -64,7 +64,8 @@ public final class Main {
             if (ex instanceof CliException ce) {
                 code = ce.exitCode();
                 message = ce.getMessage();
-            } else if (ex instanceof dev.lattice.spi.UnknownSchemeException) {
+            } else if (ex instanceof IllegalArgumentException && ex.getMessage() != null) {
+                // the engine's checks of arguments (key and value limits, tree names, unknown schemes)
                 code = ExitCodes.USAGE;
                 message = ex.getMessage();
             } else {

@@ -64,6 +64,17 @@ class PointCommandsTest {
     }
 
     @Test
+    void enginesArgumentChecksAreUsageErrors() {
+        Cli.Run r = Cli.run("put", "--provider", Cli.freshMemoryUri(), "t", "", "v");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err().strip()).isEqualTo("lattice: key must not be empty");
+        Cli.Run big = Cli.run("put", "--provider", Cli.freshMemoryUri() + "?maxEntryBytes=2000", "t", "k",
+                "x".repeat(5000));
+        assertThat(big.code()).as(big.toString()).isEqualTo(ExitCodes.USAGE);
+        assertThat(big.err()).contains("value");
+    }
+
+    @Test
     void walInspectOfAMissingDirectoryIsNotFound(@TempDir Path dir) {
         Cli.Run r = Cli.run("wal", "inspect", "--provider", "chronicle:" + dir.resolve("nothing-here"));
         assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.NOT_FOUND);
