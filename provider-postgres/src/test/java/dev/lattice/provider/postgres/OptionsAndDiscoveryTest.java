@@ -124,6 +124,8 @@ class OptionsAndDiscoveryTest {
             assertThat(p.describe().name()).isEqualTo("postgres");
             assertThat(p.describe().features()).contains(ProviderFeature.DEFERRED_STAGE,
                     ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES);
+            assertThat(p.describe().replayCost()).isEqualTo(PostgresWalStorageProvider.REPLAY_COST);
+            assertThat(p.describe().replayCost().isUnknown()).isFalse();
             LogId log = new LogId("discovered", 0);
             Fence f = p.claim(log);
             p.append(log, f, WalTestSupport.batch(1, 0, 3, 10));
