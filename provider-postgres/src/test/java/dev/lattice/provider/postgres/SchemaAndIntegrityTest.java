@@ -192,6 +192,28 @@ class SchemaAndIntegrityTest {
     }
 
     /**
+     * A commit whose staged frames exceed one statement's share (32 MiB: here three batches of 12 MiB) is written as
+     * one transaction of several statements: all three batches land, in order, counted once.
+     */
+    @Test
+    void largeCommitSpansSeveralStatementsAtomically() throws Exception {
+        WalStorageProvider p = open(Map.of());
+        LogId log = new LogId("large", 0);
+        Fence f = p.claim(log);
+        List<EncodedBatch> batches = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            EncodedBatch b = WalTestSupport.batch(i, i * 12L, 12, 1 << 20);
+            p.stage(log, f, b);
+            batches.add(b);
+        }
+        p.commit(log, f, 35);
+        assertThat(queryLong("SELECT count(*) FROM $S.log_batch")).isEqualTo(3);
+        assertSameEntries(WalTestSupport.readAll(p, log), entriesOf(batches));
+        assertThat(p.state(log).retainedPayloadBytes()).isEqualTo(36L << 20);
+        assertThat(p.state(log).committedTail()).isEqualTo(35);
+    }
+
+    /**
      * Replay is a few round trips: 100 batches of 100 entries come back in one read of 10,000 entries, and pages that
      * start inside a batch are still full.
      */
