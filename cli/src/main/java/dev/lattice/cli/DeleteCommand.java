@@ -30,6 +30,13 @@ public final class DeleteCommand implements Callable<Integer> {
     public DeleteCommand() {
     }
 
+    /**
+     * Deletes the key.
+     *
+     * @return {@link ExitCodes#OK}
+     * @throws CliException with {@link ExitCodes#NOT_FOUND} when the tree or key is absent, {@link ExitCodes#USAGE}
+     *     for a bad tree name or provider URI
+     */
     @Override
     public Integer call() {
         Support.checkTreeName(tree);

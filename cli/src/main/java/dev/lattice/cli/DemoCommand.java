@@ -77,6 +77,13 @@ public final class DemoCommand implements Callable<Integer> {
     public DemoCommand() {
     }
 
+    /**
+     * Runs the demo and prints its summary.
+     *
+     * @return {@link ExitCodes#OK} when every acknowledged write was verified
+     * @throws CliException with {@link ExitCodes#VERIFICATION_FAILED} when verification failed,
+     *     {@link ExitCodes#USAGE} for bad options
+     */
     @Override
     public Integer call() {
         check(writers >= 1 && writers <= 1024, "--writers must be in 1..1024, got " + writers);

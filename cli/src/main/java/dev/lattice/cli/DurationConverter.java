@@ -21,6 +21,11 @@ public final class DurationConverter implements ITypeConverter<Duration> {
     public DurationConverter() {
     }
 
+    /**
+     * @param value the option's text
+     * @return the duration, positive
+     * @throws TypeConversionException if the text is not a positive duration (picocli reports it as a usage error)
+     */
     @Override
     public Duration convert(String value) {
         String v = value.trim().toLowerCase(Locale.ROOT);

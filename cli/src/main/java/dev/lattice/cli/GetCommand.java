@@ -39,6 +39,13 @@ public final class GetCommand implements Callable<Integer> {
     public GetCommand() {
     }
 
+    /**
+     * Prints the value.
+     *
+     * @return {@link ExitCodes#OK}
+     * @throws CliException with {@link ExitCodes#NOT_FOUND} when the tree or key is absent, {@link ExitCodes#USAGE}
+     *     for a bad tree name or provider URI
+     */
     @Override
     public Integer call() {
         Support.checkTreeName(tree);

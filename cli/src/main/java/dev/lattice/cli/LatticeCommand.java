@@ -36,6 +36,7 @@ public final class LatticeCommand implements Callable<Integer> {
         public Version() {
         }
 
+        /** @return one line, {@code lattice <version>} */
         @Override
         public String[] getVersion() {
             String v = LatticeCommand.class.getPackage().getImplementationVersion();

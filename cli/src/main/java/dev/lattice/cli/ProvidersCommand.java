@@ -46,6 +46,12 @@ public final class ProvidersCommand implements Callable<Integer> {
     public ProvidersCommand() {
     }
 
+    /**
+     * Prints the schemes and what could be described.
+     *
+     * @return {@link ExitCodes#OK}
+     * @throws CliException with {@link ExitCodes#USAGE} for a bad explicit {@code --provider}
+     */
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();

@@ -43,6 +43,12 @@ public final class PutCommand implements Callable<Integer> {
     public PutCommand() {
     }
 
+    /**
+     * Writes the value and prints its version.
+     *
+     * @return {@link ExitCodes#OK}
+     * @throws CliException with {@link ExitCodes#USAGE} for a bad tree name, value, partition count or URI
+     */
     @Override
     public Integer call() {
         Support.checkTreeName(tree);

@@ -92,6 +92,13 @@ public final class ReplayBenchCommand implements Callable<Integer> {
     public ReplayBenchCommand() {
     }
 
+    /**
+     * Runs the cases and prints the table.
+     *
+     * @return {@link ExitCodes#OK} when every case verified
+     * @throws CliException with {@link ExitCodes#VERIFICATION_FAILED} when a case did not,
+     *     {@link ExitCodes#USAGE} for bad options
+     */
     @Override
     public Integer call() {
         if (sizes.isEmpty() || sizes.stream().anyMatch(n -> n < 1 || n > 100_000_000)) {

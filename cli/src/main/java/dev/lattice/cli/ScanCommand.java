@@ -57,6 +57,13 @@ public final class ScanCommand implements Callable<Integer> {
     public ScanCommand() {
     }
 
+    /**
+     * Prints the range.
+     *
+     * @return {@link ExitCodes#OK}
+     * @throws CliException with {@link ExitCodes#NOT_FOUND} when the tree is absent, {@link ExitCodes#USAGE} for bad
+     *     options
+     */
     @Override
     public Integer call() {
         Support.checkTreeName(tree);

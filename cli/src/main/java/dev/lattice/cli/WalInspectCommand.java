@@ -49,6 +49,13 @@ public final class WalInspectCommand implements Callable<Integer> {
     public WalInspectCommand() {
     }
 
+    /**
+     * Prints the state of the logs.
+     *
+     * @return {@link ExitCodes#OK}, or {@link ExitCodes#NOT_FOUND} when none of the named trees has a log
+     * @throws CliException with {@link ExitCodes#NOT_FOUND} when a chronicle directory does not exist,
+     *     {@link ExitCodes#USAGE} for a bad tree name or URI
+     */
     @Override
     public Integer call() {
         URI uri = Support.checkUri(common.provider());
