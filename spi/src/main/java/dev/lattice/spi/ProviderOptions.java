@@ -65,6 +65,19 @@ public final class ProviderOptions {
         return new ProviderOptions(uri.getScheme(), merged);
     }
 
+    /**
+     * Options given as a map only (e.g. a provider built from a client or data source handed in, with no URI).
+     *
+     * @param scheme the provider's scheme, for error messages
+     * @param options the options
+     * @return the options
+     * @throws NullPointerException if an argument is null
+     */
+    public static ProviderOptions of(String scheme, Map<String, String> options) {
+        Objects.requireNonNull(scheme, "scheme");
+        return new ProviderOptions(scheme, new LinkedHashMap<>(Objects.requireNonNull(options, "options")));
+    }
+
     private static String decode(String s) {
         return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }

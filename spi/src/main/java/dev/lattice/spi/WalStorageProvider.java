@@ -16,6 +16,8 @@ import java.util.List;
  *       from other storage) is refused with {@link IllegalArgumentException} where the provider can tell.</li>
  *   <li>After {@link #close()}, every method but {@code close} and {@code describe} throws
  *       {@link IllegalStateException}.</li>
+ *   <li>Order of checks: arguments first, then closed state, then the fence; a stale fence is reported as
+ *       {@link FencedException} even when the call would also conflict ({@link OffsetConflictException}).</li>
  *   <li>Backend failures surface as {@link WalStorageException} subclasses with the cause attached, never as a bare
  *       SDK or driver exception: {@link ProviderUnavailableException} for transient ones (outcome unknown; safe to
  *       retry with the same batch id), {@link CorruptLogException} for data that fails its checksum.</li>
@@ -148,8 +150,9 @@ public interface WalStorageProvider extends AutoCloseable {
     /**
      * Reads committed entries with offsets above {@code fromExclusive}, ascending and consecutive: at most
      * {@code maxEntries} entries and at most {@code maxBytes} payload bytes, but always at least one entry when one
-     * exists (so a single entry larger than {@code maxBytes} is still returned). Never returns staged entries, nor
-     * anything at or below the trim watermark.
+     * exists (so a single entry larger than {@code maxBytes} is still returned). A page may be shorter than the
+     * bounds allow (a backend's own page size): readers page on until they reach {@link ReadPage#committedTail()} or
+     * get an empty page. Never returns staged entries, nor anything at or below the trim watermark.
      *
      * @param log the log; a log never written reads empty
      * @param fromExclusive the strict lower bound, {@code >= -1}
