@@ -56,7 +56,12 @@ final class AzuriteTables {
         return List.copyOf(OVERSIZED);
     }
 
-    /** @return the largest request body seen, bytes */
+    /** Forgets the largest request body seen so far (tests run one at a time). */
+    static void resetLargestBody() {
+        LARGEST_BODY.set(0);
+    }
+
+    /** @return the largest request body seen since the last reset, bytes */
     static long largestBody() {
         return LARGEST_BODY.get();
     }
