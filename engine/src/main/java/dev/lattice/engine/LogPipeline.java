@@ -63,6 +63,7 @@ final class LogPipeline {
     private final TreeImpl tree;
     private final Fence fence;
     private final boolean concurrentStage;
+    private final boolean deferredStage;
     private final int maxBatchEntries;
     private final long maxBatchBytes;
 
@@ -115,6 +116,7 @@ final class LogPipeline {
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
         this.concurrentStage = ctx.descriptor.has(ProviderFeature.CONCURRENT_STAGE);
+        this.deferredStage = ctx.descriptor.has(ProviderFeature.DEFERRED_STAGE);
         this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, ctx.descriptor.limits().maxEntriesPerBatch());
         this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, ctx.descriptor.limits().maxBatchBytes());
         this.tags = Tags.of("tree", log.tree(), "partition", Integer.toString(log.partition()),
@@ -224,10 +226,18 @@ final class LogPipeline {
             return;
         }
         while (!queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
-                && (staging == 0 || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
+                && (!busy() || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
             cut();
         }
         maybeCommit();
+    }
+
+    /**
+     * Whether the log's I/O is busy, so waiting writes should gather into the next batch: a stage is running, or,
+     * for a provider that writes at commit ({@link ProviderFeature#DEFERRED_STAGE}), a commit is.
+     */
+    private boolean busy() {
+        return staging > 0 || (deferredStage && committing);
     }
 
     private void cut() {

@@ -24,7 +24,8 @@ import java.util.concurrent.CompletableFuture;
  * Keys are non-null strings of at most {@link #maxKeyBytes()} UTF-8 bytes (at least one character); values are
  * non-null arrays of at most {@link #maxValueBytes()} bytes (empty allowed). Both limits derive from the provider's
  * maximum entry size. Violations throw {@link NullPointerException} or {@link IllegalArgumentException} naming the
- * limit, before anything is written.
+ * limit, before anything is written. Reads reject empty keys and keys of more than {@link #maxKeyBytes()}
+ * characters the same way (a key of fewer characters but more UTF-8 bytes simply reads as absent).
  *
  * <h2>Failures of writes</h2>
  * Sync methods throw (async ones complete exceptionally with) {@link LatticeSaturatedException} after waiting

@@ -320,6 +320,10 @@ final class TreeImpl implements Tree {
     @Override
     public Optional<Versioned> getVersioned(String key) {
         Objects.requireNonNull(key, "key");
+        if (key.isEmpty() || key.length() > maxKeyBytes) {
+            throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
+                    + key.length() + " characters");
+        }
         checkOpen();
         return Optional.ofNullable(pipeline(key).state.map.get(key));
     }
