@@ -1,0 +1,164 @@
+package dev.lattice.provider.dynamodb;
+
+import dev.lattice.spi.LogId;
+import software.amazon.awssdk.core.SdkBytes;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+import java.util.Map;
+
+/**
+ * The table layout: key schema, partition-key forms and attribute names (docs/providers/dynamodb.md describes the
+ * same). Attribute names are one or two letters because they count toward the 400 KB item limit.
+ *
+ * <p>Key schema: partition key {@value #PK} (string), sort key {@value #SK} (number).
+ * <ul>
+ *   <li>Log partition {@code [prefix|]<tree>/<partition>}: the head item at sort key {@value #HEAD_SK}, batch chunk
+ *       items at sort key = offset of the chunk's last entry.</li>
+ *   <li>Checkpoint partition {@code [prefix|]<tree>/<partition>/c}: chunk items at sort key
+ *       {@code generation * 2^20 + chunk index}.</li>
+ *   <li>Tree item {@code [prefix|]#t/<tree>} (sort key 0): the set of the tree's partitions.</li>
+ *   <li>Catalog item {@code [prefix|]#} (sort key 0): the set of tree names.</li>
+ * </ul>
+ * Tree names never contain {@code /}, {@code #} or {@code |}, so these forms never collide. Stateless.
+ */
+final class Layout {
+
+    /** Partition key attribute (string). */
+    static final String PK = "p";
+    /** Sort key attribute (number). */
+    static final String SK = "s";
+    /** Sort key of a log's head item. */
+    static final long HEAD_SK = -1;
+    /** Sort key of the tree and catalog items. */
+    static final long META_SK = 0;
+
+    // Batch chunk items.
+    /** Epoch of the writer that staged the chunk. */
+    static final String EPOCH = "e";
+    /** The batch id, 16 bytes. */
+    static final String BATCH_ID = "b";
+    /** First offset of the chunk's batch. */
+    static final String BATCH_FIRST = "f";
+    /** Last offset of the chunk's batch. */
+    static final String BATCH_LAST = "l";
+    /** First offset of the chunk (the sort key is its last). */
+    static final String CHUNK_FIRST = "k";
+    /** Index of the chunk in its batch, from 0. */
+    static final String CHUNK_INDEX = "i";
+    /** Number of chunks of the batch. */
+    static final String CHUNK_COUNT = "c";
+    /** Entry lengths, one unsigned varint per entry. */
+    static final String LENGTHS = "z";
+    /** The entries' payloads, concatenated; absent when they are all empty. */
+    static final String DATA = "d";
+    /** CRC32C over the chunk's offsets, batch id, lengths and data. */
+    static final String CRC = "x";
+
+    // Head items (EPOCH as above).
+    /** Version, raised by every conditional head update. */
+    static final String VERSION = "v";
+    /** Committed tail. */
+    static final String TAIL = "t";
+    /** Trim watermark. */
+    static final String WATERMARK = "w";
+    /** Retained committed entries. */
+    static final String RETAINED_ENTRIES = "n";
+    /** Retained committed payload bytes. */
+    static final String RETAINED_BYTES = "r";
+    /** Item bytes of the retained committed chunks. */
+    static final String CHUNK_BYTES = "y";
+    /** Committing epoch per offset range (binary, see {@link Segments}). */
+    static final String SEGMENTS = "g";
+    /** Checkpoint catalog (binary, see {@link CheckpointCatalog}). */
+    static final String CHECKPOINTS = "ck";
+    /** Generations of checkpoints being written (number set). */
+    static final String PENDING_GENERATIONS = "pg";
+    /** Generations of replaced or deleted checkpoints whose chunks may remain (number set). */
+    static final String GARBAGE_GENERATIONS = "gg";
+    /** 1 once the log is listed in its tree item and the catalog. */
+    static final String REGISTERED = "rg";
+    /** Number of commits that moved the tail (counter). */
+    static final String COMMITS = "cm";
+    /** Number of trims that moved the watermark (counter). */
+    static final String TRIMS = "tm";
+
+    // Tree and catalog items.
+    /** Number set of a tree's partitions. */
+    static final String PARTITIONS = "ps";
+    /** String set of tree names. */
+    static final String TREES = "ts";
+
+    /** Checkpoint chunk index bits in the checkpoint sort key. */
+    static final int CHECKPOINT_INDEX_BITS = 20;
+
+    private final String prefix;
+
+    /**
+     * @param keyPrefix the provider's key prefix, empty for none
+     */
+    Layout(String keyPrefix) {
+        this.prefix = keyPrefix.isEmpty() ? "" : keyPrefix + "|";
+    }
+
+    /** @return the partition key of a log's head and chunks */
+    String logKey(LogId log) {
+        return prefix + log.tree() + "/" + log.partition();
+    }
+
+    /** @return the partition key of a log's checkpoint chunks */
+    String checkpointKey(LogId log) {
+        return logKey(log) + "/c";
+    }
+
+    /** @return the partition key of a tree item */
+    String treeKey(String tree) {
+        return prefix + "#t/" + tree;
+    }
+
+    /** @return the partition key of the catalog item */
+    String catalogKey() {
+        return prefix + "#";
+    }
+
+    /** @return the key attributes of an item */
+    static Map<String, AttributeValue> key(String pk, long sk) {
+        return Map.of(PK, s(pk), SK, n(sk));
+    }
+
+    static AttributeValue s(String v) {
+        return AttributeValue.fromS(v);
+    }
+
+    static AttributeValue n(long v) {
+        return AttributeValue.fromN(Long.toString(v));
+    }
+
+    static AttributeValue b(byte[] v) {
+        return AttributeValue.fromB(SdkBytes.fromByteArray(v));
+    }
+
+    /**
+     * Reads a number attribute.
+     *
+     * @throws IllegalArgumentException if it is absent or not an integer
+     */
+    static long num(Map<String, AttributeValue> item, String name) {
+        AttributeValue v = item.get(name);
+        if (v == null || v.n() == null) {
+            throw new IllegalArgumentException("attribute '" + name + "' is missing or not a number");
+        }
+        return Long.parseLong(v.n());
+    }
+
+    /** Reads a number attribute, with a default when absent. */
+    static long num(Map<String, AttributeValue> item, String name, long absent) {
+        AttributeValue v = item.get(name);
+        return v == null || v.n() == null ? absent : Long.parseLong(v.n());
+    }
+
+    /** Reads a binary attribute, empty when absent. */
+    static byte[] bin(Map<String, AttributeValue> item, String name) {
+        AttributeValue v = item.get(name);
+        return v == null || v.b() == null ? new byte[0] : v.b().asByteArray();
+    }
+}
