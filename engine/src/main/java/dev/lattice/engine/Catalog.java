@@ -24,7 +24,7 @@ final class Catalog {
     static final LogId LOG = new LogId("_catalog", 0);
 
     private final EngineContext ctx;
-    private final Map<String, Integer> trees = new TreeMap<>();
+    private final Map<String, Placement> trees = new TreeMap<>();
     private long readThrough = -1;
 
     Catalog(EngineContext ctx) {
@@ -45,7 +45,14 @@ final class Catalog {
                 }
                 for (WalRecord.Mutation m : d.mutations()) {
                     if (m.op() == WalRecord.Mutation.CREATE_TREE) {
-                        trees.putIfAbsent(m.key(), m.partitionsOfCreateTree());
+                        List<String> keys;
+                        try {
+                            keys = m.placementOfCreateTree();
+                        } catch (RuntimeException bad) {
+                            throw new CorruptLogException(LOG, e.offset(), "tree record of '" + m.key()
+                                    + "' cannot be decoded: " + bad.getMessage(), bad);
+                        }
+                        trees.putIfAbsent(m.key(), new Placement(m.key(), 1, keys));
                     }
                 }
                 readThrough = e.offset();
@@ -53,20 +60,23 @@ final class Catalog {
         }
     }
 
-    /** @return the stored partition count of a tree, or null when it does not exist */
-    synchronized Integer partitions(String tree) {
+    /** @return the stored placement of a tree, or null when it does not exist */
+    synchronized Placement placement(String tree) {
         return trees.get(tree);
     }
 
-    synchronized Map<String, Integer> all() {
+    synchronized Map<String, Placement> all() {
         return new TreeMap<>(trees);
     }
 
     /**
-     * Returns the stored partition count, creating the tree with {@code partitions} if it does not exist yet.
+     * Returns the stored placement, creating the tree with {@code partitions} partitions placed by the configured
+     * policy if it does not exist yet.
+     *
+     * @throws IllegalArgumentException if the policy returns a wrong number of keys or an unregistered key
      */
-    synchronized int ensure(String tree, int partitions) {
-        Integer known = trees.get(tree);
+    synchronized Placement ensure(String tree, int partitions) {
+        Placement known = trees.get(tree);
         if (known != null) {
             return known;
         }
@@ -78,7 +88,19 @@ final class Catalog {
         if (known != null) {
             return known;
         }
-        byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(WalRecord.Mutation.createTree(tree, partitions)));
+        List<String> registered = new java.util.ArrayList<>(ctx.providers.keySet());
+        List<String> placed = ctx.config.placementPolicy.place(tree, partitions, registered);
+        if (placed == null || placed.size() != partitions) {
+            throw new IllegalArgumentException("placement policy returned " + (placed == null ? "null" : placed.size()
+                    + " keys") + " for tree '" + tree + "' with " + partitions + " partitions");
+        }
+        for (String k : placed) {
+            if (!ctx.providers.containsKey(k)) {
+                throw new IllegalArgumentException("placement policy put tree '" + tree + "' on provider key '" + k
+                        + "', which is not registered; registered keys: " + registered);
+            }
+        }
+        byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(WalRecord.Mutation.createTree(tree, placed)));
         WalRecord.seal(entry, System.currentTimeMillis());
         EncodedBatch batch = EncodedBatch.of(p.state(LOG).committedTail() + 1, BatchId.random(), List.of(entry));
         for (int attempt = 0; ; attempt++) {

@@ -1,9 +1,13 @@
 package dev.lattice.engine;
 
+import dev.lattice.spi.LogId;
 import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.ProviderMissingException;
 import dev.lattice.spi.WalStorageProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import java.util.ArrayList;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -26,10 +30,15 @@ final class EngineContext {
     final MeterRegistry registry;
     final AtomicLong memoryUsed = new AtomicLong();
 
-    EngineContext(LatticeConfig config, WalStorageProvider provider, MeterRegistry registry) {
+    /** Every registered provider by key, {@code default} first. */
+    final Map<String, ProviderHandle> providers;
+
+    EngineContext(LatticeConfig config, Map<String, ProviderHandle> providers, MeterRegistry registry) {
         this.config = config;
-        this.provider = provider;
-        this.descriptor = provider.describe();
+        this.providers = providers;
+        ProviderHandle main = providers.get(PlacementPolicy.DEFAULT_KEY);
+        this.provider = main.provider();
+        this.descriptor = main.descriptor();
         this.providerName = descriptor.name();
         this.registry = registry;
         if (config.ioExecutor != null) {
@@ -49,6 +58,19 @@ final class EngineContext {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /**
+     * The provider a log is placed on.
+     *
+     * @throws ProviderMissingException if the key is not registered in this lattice (fail closed, no fallback)
+     */
+    ProviderHandle handle(String key, LogId log) {
+        ProviderHandle h = providers.get(key);
+        if (h == null) {
+            throw new ProviderMissingException(log, key, new ArrayList<>(providers.keySet()));
+        }
+        return h;
     }
 
     /** Sleeps before retry {@code attempt} (0-based): the configured backoff, doubled per attempt, at most 1 s. */

@@ -11,6 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -76,21 +78,45 @@ public final class Lattice implements AutoCloseable {
      */
     public static Lattice open(LatticeConfig config) {
         Objects.requireNonNull(config, "config");
-        WalStorageProvider provider = config.provider != null ? config.provider
-                : Providers.open(Providers.parse(config.uri), config.providerOptions);
+        Map<String, ProviderHandle> handles = new LinkedHashMap<>();
+        try {
+            WalStorageProvider main = config.provider != null ? config.provider
+                    : Providers.open(Providers.parse(config.uri), config.providerOptions);
+            handles.put(PlacementPolicy.DEFAULT_KEY, ProviderHandle.of(PlacementPolicy.DEFAULT_KEY, main,
+                    config.closeProvider));
+            for (Map.Entry<String, LatticeConfig.NamedProvider> e : config.namedProviders.entrySet()) {
+                LatticeConfig.NamedProvider np = e.getValue();
+                WalStorageProvider p = np.instance() != null ? np.instance()
+                        : Providers.open(Providers.parse(np.uri()), np.options());
+                handles.put(e.getKey(), ProviderHandle.of(e.getKey(), p, np.close()));
+            }
+        } catch (RuntimeException e) {
+            closeOwned(handles.values());
+            throw e;
+        }
         MeterRegistry registry = config.meterRegistry != null ? config.meterRegistry : new SimpleMeterRegistry();
-        EngineContext ctx = new EngineContext(config, provider, registry);
+        EngineContext ctx = new EngineContext(config, java.util.Collections.unmodifiableMap(handles), registry);
         Lattice lattice = new Lattice(ctx);
         try {
             lattice.catalog.refresh();
         } catch (RuntimeException e) {
             ctx.shutdownThreads();
-            if (config.closeProvider) {
-                provider.close();
-            }
+            closeOwned(handles.values());
             throw e;
         }
         return lattice;
+    }
+
+    private static void closeOwned(Collection<ProviderHandle> handles) {
+        for (ProviderHandle h : handles) {
+            if (h.owned()) {
+                try {
+                    h.provider().close();
+                } catch (RuntimeException e) {
+                    LOG.warn("closing provider '{}' failed", h.key(), e);
+                }
+            }
+        }
     }
 
     /**
@@ -135,12 +161,13 @@ public final class Lattice implements AutoCloseable {
             CompletableFuture<TreeImpl> existing = trees.putIfAbsent(name, mine);
             if (existing == null) {
                 try {
-                    int stored = catalog.ensure(name, partitions);
+                    Placement placement = catalog.ensure(name, partitions);
+                    int stored = placement.keys().size();
                     if (stored != partitions) {
                         LOG.warn("tree '{}' exists with {} partitions; keeping them (asked for {})", name, stored,
                                 partitions);
                     }
-                    TreeImpl t = TreeImpl.open(ctx, this, name, stored);
+                    TreeImpl t = TreeImpl.open(ctx, this, placement);
                     mine.complete(t);
                     return t;
                 } catch (RuntimeException e) {
@@ -167,9 +194,59 @@ public final class Lattice implements AutoCloseable {
      * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
      */
     public Map<String, Integer> trees() {
+        Map<String, Integer> out = new java.util.TreeMap<>();
+        placements().forEach((k, v) -> out.put(k, v.keys().size()));
+        return out;
+    }
+
+    /**
+     * The placement of every tree in the catalog: which provider key each log lives on.
+     *
+     * @return tree name to placement, sorted by name
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public Map<String, Placement> placements() {
         checkOpen();
         catalog.refresh();
         return catalog.all();
+    }
+
+    /**
+     * The provider keys registered in this lattice.
+     *
+     * @return keys, {@code default} first, then in registration order
+     */
+    public List<String> providerKeys() {
+        return new ArrayList<>(ctx.providers.keySet());
+    }
+
+    /**
+     * Checks that every provider key the catalog's placements name is registered here, so that every tree can be
+     * opened by this process.
+     *
+     * @return tree name to the keys it needs that are missing here; empty when everything resolves
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public Map<String, List<String>> auditPlacements() {
+        Map<String, List<String>> missing = new java.util.TreeMap<>();
+        placements().forEach((tree, placement) -> {
+            List<String> gone = placement.distinctKeys().stream().filter(k -> !ctx.providers.containsKey(k)).toList();
+            if (!gone.isEmpty()) {
+                missing.put(tree, gone);
+            }
+        });
+        return missing;
+    }
+
+    /**
+     * A registered provider, for inspection.
+     *
+     * @param key the provider key
+     * @return the provider
+     * @throws dev.lattice.spi.ProviderMissingException if the key is not registered
+     */
+    public WalStorageProvider provider(String key) {
+        return ctx.handle(key, null).provider();
     }
 
     /**
@@ -229,12 +306,15 @@ public final class Lattice implements AutoCloseable {
         return ctx.registry;
     }
 
-    /** @return the provider's descriptor */
+    /** @return the main ({@code default}) provider's descriptor */
     public ProviderDescriptor providerDescriptor() {
         return ctx.descriptor;
     }
 
-    /** @return the provider (for inspection; writing to the logs of open trees behind the engine's back breaks them) */
+    /**
+     * @return the main ({@code default}) provider, which also holds the catalog (for inspection; writing to the logs
+     *     of open trees behind the engine's back breaks them)
+     */
     public WalStorageProvider provider() {
         return ctx.provider;
     }
@@ -293,12 +373,6 @@ public final class Lattice implements AutoCloseable {
             }
         }
         ctx.shutdownThreads();
-        if (ctx.config.closeProvider) {
-            try {
-                ctx.provider.close();
-            } catch (RuntimeException e) {
-                LOG.warn("close: provider close failed", e);
-            }
-        }
+        closeOwned(ctx.providers.values());
     }
 }

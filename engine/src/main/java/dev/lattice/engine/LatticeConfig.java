@@ -62,6 +62,12 @@ public final class LatticeConfig {
     final long memoryBudgetBytes;
     final int maxKeyBytes;
     final ExecutorService ioExecutor;
+    final Map<String, NamedProvider> namedProviders;
+    final PlacementPolicy placementPolicy;
+
+    /** A provider registered under a key other than {@code default}: by URI (opened by the lattice) or instance. */
+    record NamedProvider(String uri, Map<String, String> options, WalStorageProvider instance, boolean close) {
+    }
 
     private LatticeConfig(Builder b) {
         this.provider = b.provider;
@@ -89,6 +95,8 @@ public final class LatticeConfig {
         this.memoryBudgetBytes = b.memoryBudgetBytes;
         this.maxKeyBytes = b.maxKeyBytes;
         this.ioExecutor = b.ioExecutor;
+        this.namedProviders = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(b.namedProviders));
+        this.placementPolicy = b.placementPolicy;
     }
 
     /** @return a builder with every default set */
@@ -141,6 +149,8 @@ public final class LatticeConfig {
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
         private ExecutorService ioExecutor;
+        private final Map<String, NamedProvider> namedProviders = new java.util.LinkedHashMap<>();
+        private PlacementPolicy placementPolicy = PlacementPolicy.allOnDefault();
 
         private Builder() {
         }
@@ -412,6 +422,64 @@ public final class LatticeConfig {
         public Builder ioExecutor(ExecutorService executor) {
             this.ioExecutor = Objects.requireNonNull(executor, "executor");
             return this;
+        }
+
+        /**
+         * Registers a further provider under a key (e.g. a second storage account), opened by URI when the lattice
+         * opens and closed with it. Trees placed on the key (see {@link #placement}) keep their logs there.
+         *
+         * @param key the provider key: 1..64 characters of {@code [A-Za-z0-9._-]}, not {@code default}
+         * @param uri the provider URI
+         * @param options options for its factory
+         * @return this
+         * @throws IllegalArgumentException if the key is malformed, reserved or already registered
+         */
+        public Builder namedProvider(String key, String uri, Map<String, String> options) {
+            checkKey(key);
+            namedProviders.put(key, new NamedProvider(Objects.requireNonNull(uri, "uri"), Map.copyOf(options), null,
+                    true));
+            return this;
+        }
+
+        /**
+         * Registers a further provider instance under a key.
+         *
+         * @param key the provider key (rules of {@link #namedProvider(String, String, Map)})
+         * @param provider an open provider
+         * @param closeWithLattice whether {@link Lattice#close()} closes it
+         * @return this
+         * @throws IllegalArgumentException if the key is malformed, reserved or already registered
+         */
+        public Builder namedProvider(String key, WalStorageProvider provider, boolean closeWithLattice) {
+            checkKey(key);
+            namedProviders.put(key, new NamedProvider(null, Map.of(), Objects.requireNonNull(provider, "provider"),
+                    closeWithLattice));
+            return this;
+        }
+
+        /**
+         * How new trees place their logs on provider keys. Default {@link PlacementPolicy#allOnDefault()}.
+         *
+         * @param policy the policy
+         * @return this
+         */
+        public Builder placement(PlacementPolicy policy) {
+            this.placementPolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        private void checkKey(String key) {
+            Objects.requireNonNull(key, "key");
+            if (!key.matches("[A-Za-z0-9._-]{1,64}")) {
+                throw new IllegalArgumentException("provider key '" + key + "' must be 1..64 characters of [A-Za-z0-9._-]");
+            }
+            if (key.equals(PlacementPolicy.DEFAULT_KEY)) {
+                throw new IllegalArgumentException("provider key 'default' is reserved for the main provider "
+                        + "(set it with uri(...) or provider(...))");
+            }
+            if (namedProviders.containsKey(key)) {
+                throw new IllegalArgumentException("provider key '" + key + "' is already registered");
+            }
         }
 
         /**

@@ -60,6 +60,8 @@ final class LogPipeline {
     final LogId log;
     final PartitionState state;
     private final EngineContext ctx;
+    private final dev.lattice.spi.WalStorageProvider provider;
+    private final dev.lattice.spi.ProviderDescriptor descriptor;
     private final TreeImpl tree;
     private final Fence fence;
     private final boolean concurrentStage;
@@ -104,9 +106,11 @@ final class LogPipeline {
     private final Counter trims;
     private final Tags tags;
 
-    LogPipeline(EngineContext ctx, TreeImpl tree, LogId log, Fence fence, PartitionState state, long committedTail,
-                long lastCheckpointOffset) {
+    LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
+                long committedTail, long lastCheckpointOffset) {
         this.ctx = ctx;
+        this.provider = handle.provider();
+        this.descriptor = handle.descriptor();
         this.tree = tree;
         this.log = log;
         this.fence = fence;
@@ -115,12 +119,12 @@ final class LogPipeline {
         this.lastCheckpointOffset = lastCheckpointOffset;
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
-        this.concurrentStage = ctx.descriptor.has(ProviderFeature.CONCURRENT_STAGE);
-        this.deferredStage = ctx.descriptor.has(ProviderFeature.DEFERRED_STAGE);
-        this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, ctx.descriptor.limits().maxEntriesPerBatch());
-        this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, ctx.descriptor.limits().maxBatchBytes());
+        this.concurrentStage = descriptor.has(ProviderFeature.CONCURRENT_STAGE);
+        this.deferredStage = descriptor.has(ProviderFeature.DEFERRED_STAGE);
+        this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, descriptor.limits().maxEntriesPerBatch());
+        this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, descriptor.limits().maxBatchBytes());
         this.tags = Tags.of("tree", log.tree(), "partition", Integer.toString(log.partition()),
-                "provider", ctx.providerName);
+                "provider", handle.key());
         var r = ctx.registry;
         this.stageTimer = Timer.builder("lattice.append.stage").tags(tags).description("provider stage calls").register(r);
         this.commitTimer = Timer.builder("lattice.append.commit").tags(tags).description("provider commit calls").register(r);
@@ -275,7 +279,7 @@ final class LogPipeline {
             long t0 = System.nanoTime();
             try {
                 ctx.stats.stageCalls.increment();
-                ctx.provider.stage(log, fence, b.encoded);
+                provider.stage(log, fence, b.encoded);
                 stageTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
                 break;
             } catch (ProviderUnavailableException e) {
@@ -338,7 +342,7 @@ final class LogPipeline {
             long t0 = System.nanoTime();
             try {
                 ctx.stats.commitCalls.increment();
-                ctx.provider.commit(log, fence, through);
+                provider.commit(log, fence, through);
                 commitTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
                 break;
             } catch (ProviderUnavailableException e) {
@@ -454,8 +458,8 @@ final class LogPipeline {
             for (int attempt = 0; ; attempt++) {
                 try {
                     ctx.stats.reconciles.increment();
-                    ctx.provider.reconcile(log, fence);
-                    st = ctx.provider.state(log);
+                    provider.reconcile(log, fence);
+                    st = provider.state(log);
                     break;
                 } catch (FencedException e) {
                     fenced = e;
@@ -627,7 +631,7 @@ final class LogPipeline {
 
     /** True when the provider's replay cost model says replaying the tail since the checkpoint is over budget. */
     private boolean replayTooSlow() {
-        var model = ctx.descriptor.replayCost();
+        var model = descriptor.replayCost();
         return !model.isUnknown() && model.estimateMillis(batchesSinceCheckpoint, bytesSinceCheckpoint)
                 >= ctx.config.checkpointReplayBudget.toMillis();
     }
@@ -635,7 +639,7 @@ final class LogPipeline {
     private void publishAndTrim(byte[] snapshot, long through) {
         long t0 = System.nanoTime();
         try {
-            ctx.provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
+            provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
                     new ByteArrayInputStream(snapshot));
             checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             checkpointBytes.record(snapshot.length);
@@ -643,11 +647,11 @@ final class LogPipeline {
             ctx.stats.checkpointBytes.add(snapshot.length);
             lastCheckpointOffset = through;
             if (through >= 0) {
-                ctx.provider.trim(log, fence, through);
+                provider.trim(log, fence, through);
                 ctx.stats.trims.increment();
                 trims.increment();
             }
-            ctx.provider.checkpoints().deleteBefore(log, through);
+            provider.checkpoints().deleteBefore(log, through);
         } catch (RuntimeException e) {
             ctx.stats.checkpointFailures.increment();
             ctx.registry.counter("lattice.provider.errors", tags.and("type", e.getClass().getSimpleName()))

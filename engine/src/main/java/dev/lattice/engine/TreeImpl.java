@@ -45,24 +45,46 @@ final class TreeImpl implements Tree {
     private final int maxValueBytes;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
 
-    private TreeImpl(EngineContext ctx, Lattice lattice, String name, int partitions) {
+    private final Placement placement;
+    private final ProviderHandle[] handles;
+    private final ProviderHandle smallest;
+
+    private TreeImpl(EngineContext ctx, Lattice lattice, Placement placement) {
         this.ctx = ctx;
         this.lattice = lattice;
-        this.name = name;
+        this.name = placement.tree();
+        this.placement = placement;
+        int partitions = placement.keys().size();
         this.pipelines = new LogPipeline[partitions];
+        this.handles = new ProviderHandle[partitions];
+        ProviderHandle min = null;
+        for (int p = 0; p < partitions; p++) {
+            handles[p] = ctx.handle(placement.keyOf(p), new LogId(name, p));
+            if (min == null || handles[p].descriptor().limits().maxEntryBytes()
+                    < min.descriptor().limits().maxEntryBytes()) {
+                min = handles[p];
+            }
+        }
+        this.smallest = min;
         this.maxKeyBytes = ctx.config.maxKeyBytes;
-        long maxValue = (long) ctx.descriptor.limits().maxEntryBytes() - WalRecord.SINGLE_PUT_OVERHEAD - maxKeyBytes;
+        long maxValue = (long) min.descriptor().limits().maxEntryBytes() - WalRecord.SINGLE_PUT_OVERHEAD - maxKeyBytes;
         if (maxValue < 1) {
-            throw new IllegalArgumentException("provider '" + ctx.providerName + "' allows entries of "
-                    + ctx.descriptor.limits().maxEntryBytes() + " bytes, too small for keys of " + maxKeyBytes
+            throw new IllegalArgumentException("provider '" + min.key() + "' allows entries of "
+                    + min.descriptor().limits().maxEntryBytes() + " bytes, too small for keys of " + maxKeyBytes
                     + " bytes; lower maxKeyBytes");
         }
         this.maxValueBytes = (int) Math.min(Integer.MAX_VALUE - 64, maxValue);
     }
 
-    /** Opens (replays) a tree: every partition in parallel, bounded by the replay parallelism. */
-    static TreeImpl open(EngineContext ctx, Lattice lattice, String name, int partitions) {
-        TreeImpl t = new TreeImpl(ctx, lattice, name, partitions);
+    /**
+     * Opens (replays) a tree: every partition in parallel, bounded by the replay parallelism.
+     *
+     * @throws dev.lattice.spi.ProviderMissingException if a partition is placed on a key not registered here
+     */
+    static TreeImpl open(EngineContext ctx, Lattice lattice, Placement placement) {
+        TreeImpl t = new TreeImpl(ctx, lattice, placement);
+        String name = placement.tree();
+        int partitions = placement.keys().size();
         long t0 = System.nanoTime();
         Semaphore permits = new Semaphore(ctx.config.replayParallelism);
         List<Future<LogPipeline>> futures = new ArrayList<>();
@@ -110,13 +132,14 @@ final class TreeImpl implements Tree {
         t.clock.set(max);
         long elapsed = System.nanoTime() - t0;
         ctx.stats.replayNanos.add(elapsed);
-        Timer.builder("lattice.replay.duration").tag("tree", name).tag("provider", ctx.providerName)
-                .register(ctx.registry).record(elapsed, TimeUnit.NANOSECONDS);
+        Timer.builder("lattice.replay.duration").tag("tree", name).register(ctx.registry)
+                .record(elapsed, TimeUnit.NANOSECONDS);
         return t;
     }
 
     private LogPipeline replay(LogId log) {
-        WalStorageProvider p = ctx.provider;
+        ProviderHandle handle = handles[log.partition()];
+        WalStorageProvider p = handle.provider();
         Fence fence = p.claim(log);
         p.reconcile(log, fence);
         PartitionState ps = new PartitionState(ctx.memoryUsed);
@@ -142,7 +165,7 @@ final class TreeImpl implements Tree {
                     + st.trimWatermark() + " but the latest checkpoint covers only through " + ps.appliedOffset);
         }
         Counter replayed = Counter.builder("lattice.replay.entries").tag("tree", name)
-                .tag("partition", Integer.toString(log.partition())).tag("provider", ctx.providerName)
+                .tag("partition", Integer.toString(log.partition())).tag("provider", handle.key())
                 .register(ctx.registry);
         long from = ps.appliedOffset;
         while (from < st.committedTail()) {
@@ -174,7 +197,7 @@ final class TreeImpl implements Tree {
             throw new CorruptLogException(log, ps.appliedOffset + 1, "replay ended at offset " + ps.appliedOffset
                     + " but the committed tail is " + st.committedTail());
         }
-        return new LogPipeline(ctx, this, log, fence, ps, st.committedTail(), lastCheckpoint);
+        return new LogPipeline(ctx, handle, this, log, fence, ps, st.committedTail(), lastCheckpoint);
     }
 
     long nextVersion() {
@@ -198,6 +221,10 @@ final class TreeImpl implements Tree {
 
     LogPipeline[] pipelines() {
         return pipelines;
+    }
+
+    Placement placement() {
+        return placement;
     }
 
     // ------------------------------------------------------------------ routing and validation
@@ -247,8 +274,8 @@ final class TreeImpl implements Tree {
         Objects.requireNonNull(value, "value");
         if (value.length > maxValueBytes) {
             throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
-                    + maxValueBytes + " bytes (derived from provider '" + ctx.providerName + "' max entry size "
-                    + ctx.descriptor.limits().maxEntryBytes() + " bytes)");
+                    + maxValueBytes + " bytes (derived from provider '" + smallest.key() + "' max entry size "
+                    + smallest.descriptor().limits().maxEntryBytes() + " bytes)");
         }
         return value.clone();
     }

@@ -130,10 +130,23 @@ final class WalRecord {
             return new Mutation(DELETE, key, keyBytes, null, 0);
         }
 
-        /** Catalog: a tree was created; the key is the tree name, the value holds the partition count. */
-        static Mutation createTree(String tree, int partitions) {
-            return new Mutation(CREATE_TREE, tree, tree.getBytes(StandardCharsets.UTF_8),
-                    ByteBuffer.allocate(4).putInt(partitions).array(), 0);
+        /**
+         * Catalog: a tree was created; the key is the tree name, the value holds the partition count and the
+         * provider key of each partition ({@code i32 partitions, then per partition: u16 length, UTF-8 key}; a
+         * value of only the 4-byte count means every partition is on {@code default}).
+         */
+        static Mutation createTree(String tree, List<String> placement) {
+            byte[][] keys = new byte[placement.size()][];
+            int size = 4;
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = placement.get(i).getBytes(StandardCharsets.UTF_8);
+                size += 2 + keys[i].length;
+            }
+            ByteBuffer b = ByteBuffer.allocate(size).putInt(keys.length);
+            for (byte[] k : keys) {
+                b.putShort((short) k.length).put(k);
+            }
+            return new Mutation(CREATE_TREE, tree, tree.getBytes(StandardCharsets.UTF_8), b.array(), 0);
         }
 
         boolean hasValue() {
@@ -178,8 +191,23 @@ final class WalRecord {
             return len;
         }
 
-        int partitionsOfCreateTree() {
-            return ByteBuffer.wrap(value).getInt();
+        /** The placement a CREATE_TREE mutation records (see {@link #createTree}). */
+        List<String> placementOfCreateTree() {
+            ByteBuffer b = ByteBuffer.wrap(value);
+            int partitions = b.getInt();
+            if (partitions < 1 || partitions > LogId.MAX_PARTITION + 1) {
+                throw new IllegalArgumentException("partition count " + partitions + " out of range");
+            }
+            if (!b.hasRemaining()) {
+                return java.util.Collections.nCopies(partitions, PlacementPolicy.DEFAULT_KEY);
+            }
+            List<String> keys = new ArrayList<>(partitions);
+            for (int i = 0; i < partitions; i++) {
+                byte[] k = new byte[b.getShort() & 0xFFFF];
+                b.get(k);
+                keys.add(new String(k, StandardCharsets.UTF_8));
+            }
+            return keys;
         }
     }
 }
