@@ -118,6 +118,9 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
     private static final Set<String> TRANSIENT_CODES = Set.of("ServerBusy", "OperationTimedOut", "InternalError",
             "TableBeingDeleted", "Timeout");
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Properties of the head row and of staged batch headers, for the combined query. */
+    private static final List<String> HEAD_AND_HEADER_SELECT = List.of("PartitionKey", "RowKey", "V", "E", "T", "W", "R", "CG", "CT",
+            "CF", "CS", "CE", "CH", "CN", "F", "L", "X", "N", "B", "H");
 
     private final TableGateway table;
     private final String tableName;
@@ -126,6 +129,9 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
     private final ProviderDescriptor descriptor;
     private final CheckpointStore checkpoints = new Checkpoints();
     private final BatchCache cache = new BatchCache(32L << 20);
+    /** Highest committed tail this instance has seen per log partition (tails never decrease). */
+    private final java.util.concurrent.ConcurrentHashMap<String, Long> tailHints =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
@@ -250,7 +256,8 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         StagedBatch receipt = StagedBatch.of(fence, batch);
         long first = batch.firstOffset();
         long last = batch.lastOffset();
-        Head head = readHead(log);
+        HeadAndStaged hs = readHeadAndStaged(log, last);
+        Head head = hs.head();
         checkFence(log, head, fence);
         if (first <= head.tail()) {
             CommittedBatch c = first > head.watermark() ? findCommitted(log, first) : null;
@@ -263,7 +270,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         }
         String pk = Keys.logPartition(log);
         BatchCodec.Encoded encoded = BatchCodec.encode(pk, fence.epoch(), batch, layout);
-        for (StagedHeader s : stagedHeaders(log, head.tail() + 1, last)) {
+        for (StagedHeader s : hs.staged()) {
             if (s.epoch() != fence.epoch() || !s.overlaps(first, last)) {
                 continue; // older epochs' leftovers give way
             }
@@ -339,13 +346,14 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         ensureOpen();
         String pk = Keys.logPartition(log);
         for (int attempt = 1; ; attempt++) {
-            Head head = readHead(log);
+            HeadAndStaged hs = readHeadAndStaged(log, throughOffset);
+            Head head = hs.head();
             checkFence(log, head, fence);
             if (throughOffset <= head.tail()) {
                 return;
             }
             Map<Long, StagedHeader> byFirst = new HashMap<>();
-            for (StagedHeader s : stagedHeaders(log, head.tail() + 1, throughOffset)) {
+            for (StagedHeader s : hs.staged()) {
                 if (s.epoch() == fence.epoch()) {
                     StagedHeader other = byFirst.putIfAbsent(s.first(), s);
                     if (other != null) {
@@ -477,7 +485,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         String pk = Keys.logPartition(log);
         List<CommittedBatch> plan = new ArrayList<>();
         long[] planned = {0, 0}; // entries, bytes
-        queryAll(log, "read", Keys.rowRange(pk, Keys.manifest(start), Keys.MANIFEST_END), null, 8, e -> {
+        queryAll(log, "read", Keys.rowRange(pk, Keys.manifest(start), Keys.MANIFEST_END), null, 16, QUERY_TOP, e -> {
             for (CommittedBatch b : Manifest.fromEntity(e)) {
                 if (b.last() < start) {
                     continue;
@@ -637,7 +645,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         String pk = Keys.logPartition(log);
         List<CommittedBatch> partial = new ArrayList<>();
         long[] sum = {0};
-        queryAll(log, "trim", Keys.rowRange(pk, Keys.manifest(from), Keys.MANIFEST_END), null, 8, e -> {
+        queryAll(log, "trim", Keys.rowRange(pk, Keys.manifest(from), Keys.MANIFEST_END), null, 16, QUERY_TOP, e -> {
             for (CommittedBatch b : Manifest.fromEntity(e)) {
                 if (b.last() < from) {
                     continue;
@@ -832,14 +840,70 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         } catch (RuntimeException ex) {
             throw failure(log, "reading the head row", ex);
         }
-        if (e == null) {
-            return null;
-        }
+        return e == null ? null : parseHead(log, e);
+    }
+
+    private Head parseHead(LogId log, TableEntity e) {
+        Head head;
         try {
-            return Head.fromEntity(e);
+            head = Head.fromEntity(e);
         } catch (IllegalStateException ex) {
             throw new CorruptLogException(log, -1, "head row: " + ex.getMessage(), ex);
         }
+        tailHints.merge(Keys.logPartition(log), head.tail(), Math::max);
+        return head;
+    }
+
+    /**
+     * The head and the headers of batches staged (under any epoch) above the tail with first offsets up to
+     * {@code through}. When this instance has seen the log's tail before, both come from one query: the head row
+     * plus the data-row headers from that earlier tail on (the tail never decreases, so nothing is missed; rows
+     * between the earlier and the current tail are dropped here). Otherwise two requests.
+     */
+    private HeadAndStaged readHeadAndStaged(LogId log, long through) {
+        String pk = Keys.logPartition(log);
+        Long hint = tailHints.get(pk);
+        if (hint == null || hint + 1 > through) {
+            Head head = readHead(log);
+            return new HeadAndStaged(head, head == null || head.tail() >= through ? List.of()
+                    : stagedHeaders(log, head.tail() + 1, through));
+        }
+        // One RowKey range (no 'or' on keys, which the service would run as a partition scan): data rows from
+        // the earlier tail up to the head row 'H'; X eq 0 keeps batch headers and the head (which carries X = 0).
+        String filter = Keys.rowRange(pk, Keys.dataFrom(hint + 1), Keys.HEAD_END) + " and X eq 0";
+        TableEntity[] headRow = {null};
+        List<TableEntity> headers = new ArrayList<>();
+        queryAll(log, "reading the head and staged batches", filter, HEAD_AND_HEADER_SELECT, QUERY_TOP, e -> {
+            if (e.getRowKey().equals(Keys.HEAD)) {
+                headRow[0] = e;
+            } else {
+                headers.add(e);
+            }
+            return true;
+        });
+        if (headRow[0] == null) {
+            Head head = readHead(log); // a head without X (or none): the two-request way
+            return new HeadAndStaged(head, head == null || head.tail() >= through ? List.of()
+                    : stagedHeaders(log, head.tail() + 1, through));
+        }
+        Head head = parseHead(log, headRow[0]);
+        List<StagedHeader> staged = new ArrayList<>();
+        for (TableEntity e : headers) {
+            StagedHeader s = StagedHeader.fromEntity(e);
+            if (s.first() > head.tail() && s.first() <= through) {
+                staged.add(s);
+            }
+        }
+        return new HeadAndStaged(head, staged);
+    }
+
+    /**
+     * A head row and staged batch headers read together.
+     *
+     * @param head the head, or null when the log has none
+     * @param staged headers of batches staged above the head's tail
+     */
+    private record HeadAndStaged(Head head, List<StagedHeader> staged) {
     }
 
     private static void checkFence(LogId log, Head head, Fence fence) {
@@ -886,7 +950,18 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
      */
     private void queryAll(LogId log, String what, String filter, List<String> select, int top,
                           Predicate<TableEntity> visitor) {
+        queryAll(log, what, filter, select, top, top, visitor);
+    }
+
+    /**
+     * Like {@link #queryAll(LogId, String, String, List, int, Predicate)}, with a page size that starts at
+     * {@code firstTop} and grows fourfold per page up to {@code maxTop}: few rows when the caller stops early, few
+     * requests when it does not.
+     */
+    private void queryAll(LogId log, String what, String filter, List<String> select, int firstTop, int maxTop,
+                          Predicate<TableEntity> visitor) {
         String token = null;
+        int top = firstTop;
         do {
             TableGateway.QueryPage page;
             try {
@@ -900,6 +975,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
                 }
             }
             token = page.continuationToken();
+            top = (int) Math.min(maxTop, top * 4L);
         } while (token != null);
     }
 

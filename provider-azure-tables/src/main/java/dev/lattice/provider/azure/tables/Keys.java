@@ -11,6 +11,8 @@ import dev.lattice.spi.LogId;
 final class Keys {
     /** Row key of a log's head row. */
     static final String HEAD = "H";
+    /** Exclusive upper bound just above the head row (no row key starts with 'I'). */
+    static final String HEAD_END = "I";
     /** Prefix of data rows: {@code D<first>.<batch id>.<epoch>.<row>}. */
     static final String DATA = "D";
     /** Exclusive upper bound of every data row key. */

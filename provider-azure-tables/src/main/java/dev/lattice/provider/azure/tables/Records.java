@@ -76,7 +76,8 @@ final class Records {
         }
 
         TableEntity toEntity(String partitionKey) {
-            TableEntity e = new TableEntity(partitionKey, Keys.HEAD).addProperty("V", VERSION)
+            // X = 0 lets one RowKey-range query fetch the head together with staged batch headers.
+            TableEntity e = new TableEntity(partitionKey, Keys.HEAD).addProperty("V", VERSION).addProperty("X", 0)
                     .addProperty("E", epoch).addProperty("T", tail).addProperty("W", watermark)
                     .addProperty("R", retainedBytes);
             if (latest != null) {
