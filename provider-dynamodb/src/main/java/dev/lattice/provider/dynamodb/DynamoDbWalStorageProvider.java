@@ -974,11 +974,14 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         }
     }
 
-    /** Items per read page: enough for the caller's limits, none when the 1 MB page cap is the tighter one. */
+    /**
+     * Items per {@code Query} page of a read: a page never needs more items than the caller's entry limit (an item
+     * holds at least one entry) nor more than one item per allowed payload byte plus one; above 1,000 the 1 MB page
+     * cap is the tighter bound and no limit is set.
+     */
     static int queryLimit(int maxEntries, long maxBytes) {
-        long byBytes = maxBytes / (64 * 1024) + 2;
-        long limit = Math.min(Math.max(2, maxEntries), byBytes);
-        return limit >= 1000 ? 0 : (int) limit;
+        long limit = Math.min(maxEntries, maxBytes >= Integer.MAX_VALUE ? Integer.MAX_VALUE : maxBytes + 1);
+        return limit >= 1000 ? 0 : (int) Math.max(2, limit);
     }
 
     @Override
