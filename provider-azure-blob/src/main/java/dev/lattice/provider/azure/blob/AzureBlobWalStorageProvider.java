@@ -143,6 +143,8 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         BLOCK_APPENDED,
         /** Right before a manifest upload. */
         BEFORE_MANIFEST_WRITE,
+        /** A manifest upload succeeded, before this instance remembers it (an exception here is a lost response). */
+        MANIFEST_WRITTEN,
         /** A checkpoint blob was uploaded, before the manifest names it. */
         CHECKPOINT_UPLOADED
     }
@@ -293,6 +295,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             blobs.ensureContainer(h.id);
             try {
                 String etag = blobs.putManifest(h.id, h.manifestName, bytes, cur.m == null ? null : cur.etag);
+                hook.at(Step.MANIFEST_WRITTEN, h.id);
                 Snap s = new Snap(next, etag, bytes.length);
                 remember(h, s);
                 return s;
