@@ -53,6 +53,20 @@ final class Catalog {
                                     + "' cannot be decoded: " + bad.getMessage(), bad);
                         }
                         trees.putIfAbsent(m.key(), new Placement(m.key(), 1, keys));
+                    } else if (m.op() == WalRecord.Mutation.SET_PLACEMENT) {
+                        Placement cur = trees.get(m.key());
+                        long version;
+                        List<String> keys;
+                        try {
+                            version = m.placementVersion();
+                            keys = m.placementOfCreateTree();
+                        } catch (RuntimeException bad) {
+                            throw new CorruptLogException(LOG, e.offset(), "placement record of '" + m.key()
+                                    + "' cannot be decoded: " + bad.getMessage(), bad);
+                        }
+                        if (cur != null && version == cur.version() + 1 && keys.size() == cur.keys().size()) {
+                            trees.put(m.key(), new Placement(m.key(), version, keys));
+                        }
                     }
                 }
                 readThrough = e.offset();
@@ -100,7 +114,40 @@ final class Catalog {
                         + "', which is not registered; registered keys: " + registered);
             }
         }
-        byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(WalRecord.Mutation.createTree(tree, placed)));
+        append(fence, WalRecord.Mutation.createTree(tree, placed));
+        return trees.get(tree);
+    }
+
+    /**
+     * Compare-and-set of a tree's placement: claims the catalog (fencing out other catalog writers), re-reads it,
+     * and appends the new placement only if the stored version is still {@code expectedVersion}.
+     *
+     * @return the new placement
+     * @throws IllegalStateException if the placement changed meanwhile (nothing written)
+     */
+    synchronized Placement setPlacement(String tree, long expectedVersion, List<String> keys) {
+        WalStorageProvider p = ctx.provider;
+        Fence fence = p.claim(LOG);
+        p.reconcile(LOG, fence);
+        refresh();
+        Placement cur = trees.get(tree);
+        if (cur == null || cur.version() != expectedVersion) {
+            throw new IllegalStateException("placement of tree '" + tree + "' is at version "
+                    + (cur == null ? "none" : cur.version()) + ", expected " + expectedVersion
+                    + " (another move happened)");
+        }
+        append(fence, WalRecord.Mutation.setPlacement(tree, expectedVersion + 1, keys));
+        Placement now = trees.get(tree);
+        if (now.version() != expectedVersion + 1) {
+            throw new IllegalStateException("placement of tree '" + tree + "' did not move to version "
+                    + (expectedVersion + 1));
+        }
+        return now;
+    }
+
+    private void append(Fence fence, WalRecord.Mutation m) {
+        WalStorageProvider p = ctx.provider;
+        byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(m));
         WalRecord.seal(entry, System.currentTimeMillis());
         EncodedBatch batch = EncodedBatch.of(p.state(LOG).committedTail() + 1, BatchId.random(), List.of(entry));
         for (int attempt = 0; ; attempt++) {
@@ -115,6 +162,5 @@ final class Catalog {
             }
         }
         refresh();
-        return trees.get(tree);
     }
 }

@@ -40,6 +40,7 @@ public final class Lattice implements AutoCloseable {
 
     private final EngineContext ctx;
     private final Catalog catalog;
+    private final LogMover mover;
     private final ConcurrentHashMap<String, CompletableFuture<TreeImpl>> trees = new ConcurrentHashMap<>();
     private final List<SaturationListener> listeners = new CopyOnWriteArrayList<>();
     private final Object closeLock = new Object();
@@ -48,6 +49,7 @@ public final class Lattice implements AutoCloseable {
     private Lattice(EngineContext ctx) {
         this.ctx = ctx;
         this.catalog = new Catalog(ctx);
+        this.mover = new LogMover(ctx, catalog);
         Gauge.builder("lattice.memory.live.bytes", ctx.memoryUsed, java.util.concurrent.atomic.AtomicLong::get)
                 .description("estimated JVM bytes of the live data of open trees").baseUnit("bytes")
                 .register(ctx.registry);
@@ -236,6 +238,60 @@ public final class Lattice implements AutoCloseable {
             }
         });
         return missing;
+    }
+
+    /**
+     * Plans a move of logs of a tree to other provider keys (dry run: nothing changes).
+     *
+     * @param tree the tree's name (opened if it is not open yet)
+     * @param targets partition number to target provider key
+     * @return per log: source and target keys, offsets, entries, bytes and checkpoint bytes to copy
+     * @throws IllegalArgumentException if a partition does not exist or a target cannot hold the tree's entries
+     * @throws dev.lattice.spi.ProviderMissingException if a key is not registered
+     */
+    public MovePlan planMove(String tree, Map<Integer, String> targets) {
+        return mover.plan((TreeImpl) tree(tree), Map.copyOf(targets));
+    }
+
+    /**
+     * Moves logs of a tree to other provider keys, preserving offsets, while writes continue: copies each log's
+     * retained range and latest checkpoint to its target, pauses the logs (writers wait, bounded by admission),
+     * copies what landed meanwhile, then flips the placement once for all logs with compare-and-set in the catalog
+     * and continues on the targets. If anything fails before the flip, the placement is unchanged and the logs
+     * continue on their sources. The source copies stay until {@link #reclaim}.
+     *
+     * @param tree the tree's name
+     * @param targets partition number to target provider key (partitions already there are skipped)
+     * @param pauseTimeout how long the logs may take to drain before the move gives up
+     * @return the new placement (or the unchanged one when nothing had to move)
+     * @throws IllegalArgumentException if a partition does not exist or a target cannot hold the tree's entries
+     * @throws IllegalStateException if another move changed the placement meanwhile
+     * @throws dev.lattice.spi.WalStorageException if a provider fails (placement unchanged)
+     * @throws LatticeException if the logs did not drain in time (placement unchanged)
+     */
+    public Placement move(String tree, Map<Integer, String> targets, java.time.Duration pauseTimeout) {
+        TreeImpl t = (TreeImpl) tree(tree);
+        synchronized (mover) {
+            return mover.move(t, Map.copyOf(targets), pauseTimeout);
+        }
+    }
+
+    /**
+     * Drops the copy of a log that a move left on a provider the log is no longer placed on: trims all its entries
+     * and deletes its older checkpoints (the SPI keeps a log's latest checkpoint, so that one stays).
+     *
+     * @param tree the tree's name
+     * @param partition the partition
+     * @param key the provider key to reclaim from
+     * @return payload bytes dropped
+     * @throws IllegalStateException if the log is placed on {@code key}
+     * @throws dev.lattice.spi.ProviderMissingException if the key is not registered
+     */
+    public long reclaim(String tree, int partition, String key) {
+        TreeImpl t = (TreeImpl) tree(tree);
+        synchronized (mover) {
+            return mover.reclaim(t, partition, key);
+        }
     }
 
     /**

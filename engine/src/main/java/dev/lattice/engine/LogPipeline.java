@@ -60,14 +60,16 @@ final class LogPipeline {
     final LogId log;
     final PartitionState state;
     private final EngineContext ctx;
-    private final dev.lattice.spi.WalStorageProvider provider;
-    private final dev.lattice.spi.ProviderDescriptor descriptor;
+    // the log's provider and fence: replaced only by a move, while the pipeline is paused and drained
+    private volatile ProviderHandle handle;
+    private volatile dev.lattice.spi.WalStorageProvider provider;
+    private volatile dev.lattice.spi.ProviderDescriptor descriptor;
     private final TreeImpl tree;
-    private final Fence fence;
-    private final boolean concurrentStage;
-    private final boolean deferredStage;
-    private final int maxBatchEntries;
-    private final long maxBatchBytes;
+    private volatile Fence fence;
+    private volatile boolean concurrentStage;
+    private volatile boolean deferredStage;
+    private volatile int maxBatchEntries;
+    private volatile long maxBatchBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition space = lock.newCondition();
@@ -82,6 +84,7 @@ final class LogPipeline {
     private Throwable failure;
     private WalStorageException fatal;
     private boolean closing;
+    private boolean paused;
     private long nextOffset;
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
@@ -109,6 +112,7 @@ final class LogPipeline {
     LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
                 long committedTail, long lastCheckpointOffset) {
         this.ctx = ctx;
+        this.handle = handle;
         this.provider = handle.provider();
         this.descriptor = handle.descriptor();
         this.tree = tree;
@@ -119,10 +123,7 @@ final class LogPipeline {
         this.lastCheckpointOffset = lastCheckpointOffset;
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
-        this.concurrentStage = descriptor.has(ProviderFeature.CONCURRENT_STAGE);
-        this.deferredStage = descriptor.has(ProviderFeature.DEFERRED_STAGE);
-        this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, descriptor.limits().maxEntriesPerBatch());
-        this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, descriptor.limits().maxBatchBytes());
+        adoptProviderTraits();
         this.tags = Tags.of("tree", log.tree(), "partition", Integer.toString(log.partition()),
                 "provider", handle.key());
         var r = ctx.registry;
@@ -139,6 +140,81 @@ final class LogPipeline {
         this.trims = Counter.builder("lattice.trim").tags(tags).register(r);
         Gauge.builder("lattice.inflight.batches", inFlightGauge, AtomicInteger::get).tags(tags).register(r);
         Gauge.builder("lattice.admission.queued", this, p -> p.queuedSize()).tags(tags).register(r);
+    }
+
+    private void adoptProviderTraits() {
+        this.concurrentStage = descriptor.has(ProviderFeature.CONCURRENT_STAGE);
+        this.deferredStage = descriptor.has(ProviderFeature.DEFERRED_STAGE);
+        this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, descriptor.limits().maxEntriesPerBatch());
+        this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, descriptor.limits().maxBatchBytes());
+    }
+
+    // ------------------------------------------------------------------ moves
+
+    /** @return the provider the log is on now */
+    ProviderHandle handle() {
+        return handle;
+    }
+
+    /**
+     * Stops cutting new batches and waits until nothing is in flight, no recovery and no checkpoint runs. Writers
+     * keep queueing (bounded by admission). Call {@link #resume()} in every case afterwards.
+     *
+     * @return the committed tail (= applied offset) when drained
+     * @throws LatticeException if the log did not drain before the deadline, or cannot be written any more
+     */
+    long pauseAndDrain(long deadlineNanos) {
+        lock.lock();
+        try {
+            paused = true;
+            while (!inFlight.isEmpty() || recovering || failed || checkpointRunning.get()) {
+                if (fatal != null) {
+                    throw new LatticeException("log " + log + " cannot be written by this process any more", fatal);
+                }
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    throw new LatticeException("log " + log + " did not drain in time for the move ("
+                            + inFlight.size() + " batches in flight)");
+                }
+                try {
+                    changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(20)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LatticeException("interrupted while draining " + log + " for a move", e);
+                }
+            }
+            return state.appliedOffset;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Continues after {@link #pauseAndDrain}, on the provider the log is on now. */
+    void resume() {
+        lock.lock();
+        try {
+            paused = false;
+            pump();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** While paused and drained: continue the log on another provider, with a fence claimed there. */
+    void switchTo(ProviderHandle target, Fence targetFence) {
+        lock.lock();
+        try {
+            if (!paused || !inFlight.isEmpty()) {
+                throw new IllegalStateException("log " + log + " must be paused and drained to switch providers");
+            }
+            this.handle = target;
+            this.provider = target.provider();
+            this.descriptor = target.descriptor();
+            this.fence = targetFence;
+            adoptProviderTraits();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private int queuedSize() {
@@ -229,7 +305,7 @@ final class LogPipeline {
         if (failed || recovering || fatal != null) {
             return;
         }
-        while (!queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
+        while (!paused && !queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
                 && (!busy() || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
             cut();
         }

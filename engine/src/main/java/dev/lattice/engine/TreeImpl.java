@@ -45,7 +45,7 @@ final class TreeImpl implements Tree {
     private final int maxValueBytes;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
 
-    private final Placement placement;
+    private volatile Placement placement;
     private final ProviderHandle[] handles;
     private final ProviderHandle smallest;
 
@@ -225,6 +225,14 @@ final class TreeImpl implements Tree {
 
     Placement placement() {
         return placement;
+    }
+
+    /** After a move flipped the placement (the pipelines already switched). */
+    void placementChanged(Placement next) {
+        for (int p = 0; p < handles.length; p++) {
+            handles[p] = pipelines[p].handle();
+        }
+        this.placement = next;
     }
 
     // ------------------------------------------------------------------ routing and validation

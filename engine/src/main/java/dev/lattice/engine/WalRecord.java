@@ -117,6 +117,7 @@ final class WalRecord {
         static final byte DELETE = 2;
         static final byte PUT_IF_VERSION = 3;
         static final byte CREATE_TREE = 10;
+        static final byte SET_PLACEMENT = 11;
 
         static Mutation put(String key, byte[] keyBytes, byte[] value) {
             return new Mutation(PUT, key, keyBytes, value, 0);
@@ -150,7 +151,7 @@ final class WalRecord {
         }
 
         boolean hasValue() {
-            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE;
+            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT;
         }
 
         int encodedSize() {
@@ -170,14 +171,14 @@ final class WalRecord {
 
         static Mutation readFrom(ByteBuffer b) {
             byte op = b.get();
-            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != CREATE_TREE) {
+            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != CREATE_TREE && op != SET_PLACEMENT) {
                 throw new IllegalArgumentException("unknown mutation op " + op);
             }
             long expected = op == PUT_IF_VERSION ? b.getLong() : 0;
             byte[] key = new byte[checkLength(b, b.getInt())];
             b.get(key);
             byte[] value = null;
-            if (op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE) {
+            if (op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT) {
                 value = new byte[checkLength(b, b.getInt())];
                 b.get(value);
             }
@@ -191,9 +192,27 @@ final class WalRecord {
             return len;
         }
 
-        /** The placement a CREATE_TREE mutation records (see {@link #createTree}). */
+        /**
+         * Catalog: a tree's placement moved to a new version; the value is {@code i64 version} followed by the
+         * encoding of {@link #createTree}.
+         */
+        static Mutation setPlacement(String tree, long version, List<String> placement) {
+            byte[] keys = createTree(tree, placement).value();
+            byte[] v = ByteBuffer.allocate(8 + keys.length).putLong(version).put(keys).array();
+            return new Mutation(SET_PLACEMENT, tree, tree.getBytes(StandardCharsets.UTF_8), v, 0);
+        }
+
+        /** @return the version a SET_PLACEMENT mutation records */
+        long placementVersion() {
+            return ByteBuffer.wrap(value).getLong();
+        }
+
+        /** The placement a CREATE_TREE or SET_PLACEMENT mutation records. */
         List<String> placementOfCreateTree() {
             ByteBuffer b = ByteBuffer.wrap(value);
+            if (op == SET_PLACEMENT) {
+                b.position(8);
+            }
             int partitions = b.getInt();
             if (partitions < 1 || partitions > LogId.MAX_PARTITION + 1) {
                 throw new IllegalArgumentException("partition count " + partitions + " out of range");
