@@ -5,6 +5,9 @@ package dev.lattice.spi;
  * and checkpoint {@code publish} is conditional on the fence's epoch still being the log's current epoch; once a
  * newer claim exists, calls with this fence throw {@link FencedException}.
  *
+ * <p>A fence belongs to the writer that claimed it, through the provider instance it was claimed on; using it
+ * through another instance (another process) is not supported, and a provider may refuse it.
+ *
  * <p>Immutable and thread-safe.
  *
  * @param log the log the fence was claimed on
