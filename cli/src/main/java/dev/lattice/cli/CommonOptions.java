@@ -19,6 +19,11 @@ public final class CommonOptions {
                     + "(default: $LATTICE_PROVIDER, else ${DEFAULT-VALUE}).")
     String provider;
 
+    @Option(names = "--named", paramLabel = "KEY=URI",
+            description = "A further provider under a key, for trees placed on several providers, "
+                    + "e.g. --named acct-b=postgres://host/db (repeatable).")
+    java.util.Map<String, String> named = new java.util.LinkedHashMap<>();
+
     @Option(names = {"-v", "--verbose"}, description = "Log at INFO level and print stack traces of failures.")
     boolean verbose;
 
@@ -29,6 +34,11 @@ public final class CommonOptions {
     /** @return the provider URI given with {@code --provider}, or the default */
     public String provider() {
         return provider;
+    }
+
+    /** @return the providers given with {@code --named}, key to URI, in order */
+    public java.util.Map<String, String> named() {
+        return named;
     }
 
     /** @return true when {@code --verbose} was given */

@@ -49,7 +49,7 @@ public final class GetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Support.checkTreeName(tree);
-        try (Lattice lattice = Support.openLattice(common.provider())) {
+        try (Lattice lattice = Support.openLattice(common)) {
             Support.requireTree(lattice, tree);
             Optional<Versioned> v = lattice.tree(tree).getVersioned(key);
             if (v.isEmpty()) {

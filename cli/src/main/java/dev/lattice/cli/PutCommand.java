@@ -57,7 +57,7 @@ public final class PutCommand implements Callable<Integer> {
             throw CliException.usage("--partitions must be in 1.." + (dev.lattice.spi.LogId.MAX_PARTITION + 1)
                     + ", got " + partitions);
         }
-        try (Lattice lattice = Support.openLattice(common.provider())) {
+        try (Lattice lattice = Support.openLattice(common)) {
             Tree t = lattice.tree(tree, partitions);
             long version = t.put(key, bytes);
             spec.commandLine().getOut().println("ok " + tree + " " + key + " v" + version);

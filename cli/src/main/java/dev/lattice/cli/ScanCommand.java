@@ -81,7 +81,7 @@ public final class ScanCommand implements Callable<Integer> {
             to = prefixEnd(prefix);
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (Lattice lattice = Support.openLattice(common.provider())) {
+        try (Lattice lattice = Support.openLattice(common)) {
             Support.requireTree(lattice, tree);
             Tree t = lattice.tree(tree);
             long n = 0;

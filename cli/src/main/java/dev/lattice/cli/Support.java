@@ -91,6 +91,26 @@ final class Support {
     }
 
     /**
+     * Opens a lattice on the provider and the named providers of the common options.
+     *
+     * @param common the options
+     * @return the open lattice
+     * @throws CliException (usage) for a bad URI, unknown scheme, bad option or bad provider key
+     */
+    static Lattice openLattice(CommonOptions common) {
+        for (String uri : common.named().values()) {
+            checkUri(uri);
+        }
+        return openLattice(common.provider(), b -> common.named().forEach((k, uri) -> {
+            try {
+                b.namedProvider(k, uri, java.util.Map.of());
+            } catch (IllegalArgumentException e) {
+                throw CliException.usage(e.getMessage());
+            }
+        }));
+    }
+
+    /**
      * Fails with {@link ExitCodes#NOT_FOUND} unless the tree exists (so that reading commands do not create it).
      *
      * @param lattice the open lattice
