@@ -1,0 +1,115 @@
+package dev.lattice.bench.jmh;
+
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeConfig;
+import dev.lattice.engine.ScanCursor;
+import dev.lattice.engine.Tree;
+import dev.lattice.spi.memory.InMemoryStorage;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The engine's hot path on the in-memory provider ({@code memory:}): a tree of {@code keys} keys with
+ * {@code valueBytes}-byte values, 8 partitions (the default). Every write goes through the whole write path (encode,
+ * admission, coalescing, stage and commit on the in-memory log, apply); reads are served from the partition maps.
+ * Run by {@link JmhSuite}; {@link SkipListBench} is the same operations on a bare {@code ConcurrentSkipListMap}.
+ */
+@State(Scope.Benchmark)
+public class EngineBench {
+
+    /** Keys preloaded (and the key space of every operation). */
+    @Param("100000")
+    public int keys;
+
+    /** Value size, bytes. */
+    @Param("100")
+    public int valueBytes;
+
+    private String storage;
+    private Lattice lattice;
+    private Tree tree;
+    private Workload work;
+
+    /** Creates the state (JMH calls this). */
+    public EngineBench() {
+    }
+
+    /** Opens the lattice and preloads the keys. */
+    @Setup(Level.Trial)
+    public void open() {
+        storage = "jmh-" + UUID.randomUUID();
+        lattice = Lattice.open(LatticeConfig.builder().uri("memory:" + storage).build());
+        tree = lattice.tree("bench");
+        work = new Workload(keys, valueBytes);
+        work.preload(tree::putAll);
+    }
+
+    /** Closes the lattice and drops the in-memory storage. */
+    @TearDown(Level.Trial)
+    public void close() {
+        lattice.close();
+        InMemoryStorage.dropNamed(storage);
+    }
+
+    /**
+     * @param t the thread's random source
+     * @return the value read
+     */
+    @Benchmark
+    public Optional<byte[]> get(Workload.PerThread t) {
+        return tree.get(work.key(t.next()));
+    }
+
+    /**
+     * @param t the thread's random source
+     * @return the version written
+     */
+    @Benchmark
+    public long put(Workload.PerThread t) {
+        return tree.put(work.key(t.next()), work.value());
+    }
+
+    /**
+     * Writes 1,000 keys (batched per partition, not atomic).
+     *
+     * @param t the thread's random source
+     */
+    @Benchmark
+    public void putAll1000(Workload.PerThread t) {
+        tree.putAll(work.batch(t.next()));
+    }
+
+    /**
+     * @param t the thread's random source
+     * @return the values read
+     */
+    @Benchmark
+    public Map<String, byte[]> getAll4(Workload.PerThread t) {
+        return tree.getAll(work.four(t.next()));
+    }
+
+    /**
+     * Reads 100 consecutive keys from a random start.
+     *
+     * @param t the thread's random source
+     * @param bh consumes the entries
+     */
+    @Benchmark
+    public void scan100(Workload.PerThread t, Blackhole bh) {
+        try (ScanCursor c = tree.scan(work.key(t.next()), null, false)) {
+            for (int i = 0; i < 100 && c.hasNext(); i++) {
+                bh.consume(c.next());
+            }
+        }
+    }
+}
