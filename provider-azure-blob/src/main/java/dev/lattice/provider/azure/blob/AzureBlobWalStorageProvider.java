@@ -292,7 +292,6 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             Manifest next = computed.nextWrite();
             byte[] bytes = next.encode();
             hook.at(Step.BEFORE_MANIFEST_WRITE, h.id);
-            blobs.ensureContainer(h.id);
             try {
                 String etag = blobs.putManifest(h.id, h.manifestName, bytes, cur.m == null ? null : cur.etag);
                 hook.at(Step.MANIFEST_WRITTEN, h.id);
@@ -511,7 +510,6 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
      */
     private List<SegmentRef> appendFrames(LogHandle h, Fence fence, LogData base, List<Frame> frames) {
         LogId log = h.id;
-        blobs.ensureContainer(log);
         List<SegmentRef> segs = new ArrayList<>(base.segments());
         int idx = 0;
         int failures = 0;
@@ -1039,7 +1037,6 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         boolean uploaded = false;
         boolean published = false;
         try {
-            blobs.ensureContainer(log);
             long[] sizeCrcBlocks = upload(log, name, data);
             uploaded = true;
             hook.at(Step.CHECKPOINT_UPLOADED, log);
@@ -1162,16 +1159,29 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     public InputStream open(LogId log, CheckpointInfo info) {
         Objects.requireNonNull(info, "info");
         LogHandle h = handle(log);
-        Snap s = fresh(h);
-        if (s.m != null) {
-            for (CheckpointRef c : s.m.checkpoints()) {
-                if (c.info().equals(info)) {
-                    return new CheckpointStream(log, c);
-                }
-            }
+        // The blob name is in the cached manifest when this instance saw the checkpoint (it just asked for latest()
+        // or published it): no request. A checkpoint deleted meanwhile then fails on its first read (blob gone).
+        Snap cached = h.current.get();
+        CheckpointRef ref = cached == null ? null : findCheckpoint(cached.m, info);
+        if (ref == null) {
+            ref = findCheckpoint(fresh(h).m, info);
+        }
+        if (ref != null) {
+            return new CheckpointStream(log, ref);
         }
         throw new WalStorageException(log, "checkpoint through " + info.throughOffset() + " (epoch " + info.epoch()
                 + ") no longer exists");
+    }
+
+    private static CheckpointRef findCheckpoint(Manifest m, CheckpointInfo info) {
+        if (m != null) {
+            for (CheckpointRef c : m.checkpoints()) {
+                if (c.info().equals(info)) {
+                    return c;
+                }
+            }
+        }
+        return null;
     }
 
     @Override

@@ -42,12 +42,11 @@ final class BlobGateway {
     private final BlobContainerClient container;
     private final AzureBlobStats stats;
     private final boolean createContainer;
-    private volatile boolean containerReady;
 
     /**
      * @param container the container client
      * @param stats counters to update
-     * @param createContainer whether {@link #ensureContainer} creates a missing container
+     * @param createContainer whether a write that finds no container creates it
      */
     BlobGateway(BlobContainerClient container, AzureBlobStats stats, boolean createContainer) {
         this.container = container;
@@ -105,35 +104,27 @@ final class BlobGateway {
     }
 
     /**
-     * Creates the container once, before the first write, when so configured. A 403 (no permission to create) is
-     * taken as "it exists": a later write would fail clearly if it does not.
-     *
-     * @param log the log, for errors
+     * Runs a write; when the container does not exist (404 ContainerNotFound) and creating it is allowed, creates it
+     * and runs the write once more. So no request is spent on the container in the common case.
      */
-    void ensureContainer(LogId log) {
-        if (containerReady || !createContainer) {
-            return;
-        }
-        synchronized (this) {
-            if (containerReady) {
-                return;
+    private <T> T inContainer(Supplier<T> write) {
+        try {
+            return write.get();
+        } catch (BlobStorageException e) {
+            if (!createContainer || !BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())) {
+                throw e;
             }
-            try {
-                call(log, "create container", () -> {
-                    try {
-                        return container.createIfNotExists();
-                    } catch (BlobStorageException e) {
-                        if (e.getStatusCode() == 403 || e.getStatusCode() == 409) {
-                            return false;
-                        }
-                        throw e;
-                    }
-                });
-            } finally {
-                stats.requests.increment();
-            }
-            containerReady = true;
         }
+        stats.requests.increment();
+        try {
+            container.createIfNotExists();
+        } catch (BlobStorageException e) {
+            if (e.getStatusCode() != 409) {
+                throw e;
+            }
+        }
+        stats.requests.increment();
+        return write.get();
     }
 
     /**
@@ -182,10 +173,10 @@ final class BlobGateway {
         BlobRequestConditions cond = ifMatch == null ? new BlobRequestConditions().setIfNoneMatch("*")
                 : new BlobRequestConditions().setIfMatch(ifMatch);
         stats.requests.increment();
-        Response<BlockBlobItem> r = call(log, "write manifest", () -> conditional(() ->
+        Response<BlockBlobItem> r = call(log, "write manifest", () -> conditional(() -> inContainer(() ->
                 container.getBlobClient(name).getBlockBlobClient().uploadWithResponse(
                         new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(bytes)).setRequestConditions(cond),
-                        null, Context.NONE)));
+                        null, Context.NONE))));
         stats.bytesUploaded.add(bytes.length);
         stats.manifestWrites.increment();
         return r.getValue().getETag();
@@ -202,9 +193,9 @@ final class BlobGateway {
         stats.requests.increment();
         call(log, "create segment", () -> {
             try {
-                return container.getBlobClient(name).getAppendBlobClient().createWithResponse(
+                return inContainer(() -> container.getBlobClient(name).getAppendBlobClient().createWithResponse(
                         new AppendBlobCreateOptions().setRequestConditions(new BlobRequestConditions()
-                                .setIfNoneMatch("*")), null, Context.NONE);
+                                .setIfNoneMatch("*")), null, Context.NONE));
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() == 409 || e.getStatusCode() == 412) {
                     return null;
@@ -288,9 +279,9 @@ final class BlobGateway {
      */
     void stageBlock(LogId log, String name, String blockId, byte[] data, int len) {
         stats.requests.increment();
-        call(log, "stage checkpoint block", () -> container.getBlobClient(name).getBlockBlobClient()
-                .stageBlockWithResponse(blockId, new ByteArrayInputStream(data, 0, len), len, null, null, null,
-                        Context.NONE));
+        call(log, "stage checkpoint block", () -> inContainer(() -> container.getBlobClient(name)
+                .getBlockBlobClient().stageBlockWithResponse(blockId, new ByteArrayInputStream(data, 0, len), len,
+                        null, null, null, Context.NONE)));
         stats.bytesUploaded.add(len);
     }
 
@@ -331,9 +322,9 @@ final class BlobGateway {
         byte[] copy = len == data.length ? data : java.util.Arrays.copyOf(data, len);
         call(log, "upload checkpoint", () -> {
             try {
-                return container.getBlobClient(name).getBlockBlobClient().uploadWithResponse(
+                return inContainer(() -> container.getBlobClient(name).getBlockBlobClient().uploadWithResponse(
                         new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(copy)).setRequestConditions(
-                                new BlobRequestConditions().setIfNoneMatch("*")), null, Context.NONE);
+                                new BlobRequestConditions().setIfNoneMatch("*")), null, Context.NONE));
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() == 409 || e.getStatusCode() == 412) {
                     return null;
