@@ -8,7 +8,7 @@ import java.util.concurrent.Callable;
 
 /** {@code lattice bench}: groups the benchmarks. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
-        subcommands = {ReplayBenchCommand.class, YcsbBenchCommand.class})
+        subcommands = {ReplayBenchCommand.class, YcsbBenchCommand.class, FanOutBenchCommand.class})
 public final class BenchCommand implements Callable<Integer> {
 
     @Spec
