@@ -2,6 +2,7 @@ package dev.lattice.provider.azure.blob;
 
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobServiceClient;
+import dev.lattice.spi.BatchId;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.CheckpointStore;
 import dev.lattice.spi.CheckpointTooLargeException;
@@ -177,7 +178,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     }
 
     /** A batch staged in memory, already encoded (so the caller's arrays are not kept). */
-    private record Staged(long first, long last, long epoch, dev.lattice.spi.BatchId id, Frame frame) {
+    private record Staged(long first, long last, long epoch, BatchId id, Frame frame) {
     }
 
     private final class LogHandle {
@@ -352,7 +353,12 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                     throw new OffsetConflictException(log, "batch " + first + ".." + last + " overlaps trimmed offsets"
                             + " (trim watermark " + d.watermark() + ")");
                 }
-                Frame committed = findFrame(log, d, first);
+                Frame committed;
+                try {
+                    committed = findFrame(log, d, first);
+                } catch (BlobGateway.Gone e) {
+                    throw vanished(h, fence, e);
+                }
                 if (committed != null && committed.lastOffset() == last && committed.id().equals(batch.batchId())) {
                     return receipt;
                 }
@@ -533,7 +539,13 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                 if (++failures > MAX_APPEND_ATTEMPTS) {
                     throw new ProviderUnavailableException(log, "appends kept finding unexpected bytes", e);
                 }
-                byte[] after = blobs.download(log, active.name(), active.length(), -1);
+                byte[] after;
+                try {
+                    after = blobs.download(log, active.name(), active.length(), -1);
+                } catch (BlobGateway.Gone gone) {
+                    h.dirty.add(active.name());
+                    continue;
+                }
                 int[] landed = landed(log, after, frames, idx, active.length());
                 if (landed != null) {
                     stats.retriedAppendsFoundLanded.increment();
@@ -690,7 +702,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             if (seg.lastOffset() < next[0]) {
                 continue;
             }
-            cache.scan(log, seg, next[0] - 1, this::download, f -> f.forEach(next[0], take));
+            cache.scan(log, seg, next[0] - 1, loader(log), f -> f.forEach(next[0], take));
         }
         if (!full[0]) {
             for (Frame f : d.inlineFrames(log)) {
@@ -706,8 +718,20 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         return out;
     }
 
-    private byte[] download(String name, long offset, long count) {
-        return blobs.download(null, name, offset, count);
+    private SegmentCache.Loader loader(LogId log) {
+        return (name, offset, count) -> blobs.download(log, name, offset, count);
+    }
+
+    /**
+     * A segment the writer's own manifest names has disappeared: only a newer writer's sweep deletes referenced
+     * segments of an older manifest, so this writer is fenced; otherwise the store was changed from outside.
+     */
+    private WalStorageException vanished(LogHandle h, Fence fence, BlobGateway.Gone e) {
+        Snap now = fresh(h);
+        if (now.epoch() != fence.epoch()) {
+            return new FencedException(h.id, fence.epoch(), now.epoch(), e);
+        }
+        return new WalStorageException(h.id, "a segment named by the manifest does not exist", e);
     }
 
     /** The committed frame that starts at {@code first}, or null. */
@@ -715,7 +739,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         Frame[] found = {null};
         for (SegmentRef seg : d.segments()) {
             if (seg.firstOffset() <= first && first <= seg.lastOffset()) {
-                cache.scan(log, seg, first - 1, this::download, f -> {
+                cache.scan(log, seg, first - 1, loader(log), f -> {
                     if (f.firstOffset() == first) {
                         found[0] = f;
                     }
@@ -766,7 +790,12 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                     continue;
                 }
                 List<String> garbage = new ArrayList<>();
-                LogData next = planTrim(h, fence, d, throughInclusive, garbage);
+                LogData next;
+                try {
+                    next = planTrim(h, fence, d, throughInclusive, garbage);
+                } catch (BlobGateway.Gone e) {
+                    throw vanished(h, fence, e);
+                }
                 Snap written;
                 try {
                     written = casWrite(h, s, m -> {
@@ -839,7 +868,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             long[] retainedBytes = {0};
             boolean[] small = {true};
             long room = config.maxBlockBytes() - Frames.BLOCK_HEADER_BYTES;
-            cache.scan(log, seg, Math.max(oldW, seg.firstOffset() - 1), this::download, f -> {
+            cache.scan(log, seg, Math.max(oldW, seg.firstOffset() - 1), loader(log), f -> {
                 if (f.firstOffset() <= through) {
                     long upper = Math.min(through, f.lastOffset());
                     trimmed[0] += f.payloadBytesThrough(upper) - f.payloadBytesThrough(oldW);
