@@ -113,7 +113,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         out.print(summary(r).render());
         if (where.directory() != null) {
-            out.println("data kept for inspection: lattice wal inspect --provider " + where.uri());
+            out.println("data kept for inspection: lattice wal inspect --provider " + Support.redact(where.uri()));
         }
         if (!r.errors().isEmpty()) {
             err.println("lattice: " + r.errors().size() + " operation(s) failed or answered wrongly during the run:");

@@ -182,7 +182,7 @@ public final class ReplayBenchCommand implements Callable<Integer> {
         probe.prepare();
         try (WalStorageProvider p = Support.openProvider(probe.uri())) {
             ProviderDescriptor d = p.describe();
-            return "provider " + settings.baseUri() + " (" + d.name() + " " + d.version() + ", durability "
+            return "provider " + Support.redact(settings.baseUri()) + " (" + d.name() + " " + d.version() + ", durability "
                     + d.durability() + ")";
         } finally {
             probe.wipe();

@@ -191,7 +191,7 @@ final class ReplayBenchmark {
         String tree = where.tree("replay");
         listener.note("case " + name + ": writing " + Text.count(n) + " keys"
                 + (mode == Mode.CONCURRENT ? " from " + s.writers() + " writers" : " one at a time") + " to "
-                + where.uri());
+                + Support.redact(where.uri()));
         try {
             WalStorageProvider raw = Support.openProvider(where.uri());
             InFlightTrackingProvider tracked = new InFlightTrackingProvider(withLatency(raw));

@@ -53,7 +53,7 @@ final class Support {
         } catch (UnknownSchemeException e) {
             throw CliException.usage(e.getMessage());
         } catch (IllegalArgumentException e) {
-            throw CliException.usage("cannot open provider '" + uri + "': " + e.getMessage());
+            throw CliException.usage("cannot open provider '" + redact(uri) + "': " + e.getMessage());
         }
     }
 
@@ -75,7 +75,7 @@ final class Support {
         } catch (UnknownSchemeException e) {
             throw CliException.usage(e.getMessage());
         } catch (IllegalArgumentException e) {
-            throw CliException.usage("cannot open provider '" + uri + "': " + e.getMessage());
+            throw CliException.usage("cannot open provider '" + redact(uri) + "': " + e.getMessage());
         }
     }
 
@@ -123,6 +123,20 @@ final class Support {
             throw new CliException(ExitCodes.NOT_FOUND, "no tree '" + tree + "' on this provider (trees: "
                     + trees.keySet() + ")");
         }
+    }
+
+    private static final java.util.regex.Pattern SECRET_OPTION = java.util.regex.Pattern.compile(
+            "(?i)([?&][^=&]*(?:password|secret|token|sig|accountkey|connectionstring|credential)[^=&]*=)[^&]*");
+
+    /**
+     * A provider URI fit for printing: the values of query options whose names suggest a secret (password, secret,
+     * token, sig, account key, connection string, credential) are replaced by {@code ***}.
+     *
+     * @param uri the URI as given
+     * @return the URI with secret option values hidden
+     */
+    static String redact(String uri) {
+        return uri == null ? null : SECRET_OPTION.matcher(uri).replaceAll("$1***");
     }
 
     /**

@@ -137,7 +137,7 @@ public final class YcsbBenchCommand implements Callable<Integer> {
             }
             try {
                 ProviderDescriptor d = pinned.providerDescriptor();
-                descriptor = "provider " + common.provider() + " (" + d.name() + " " + d.version() + ", durability "
+                descriptor = "provider " + Support.redact(common.provider()) + " (" + d.name() + " " + d.version() + ", durability "
                         + d.durability() + ")";
                 try {
                     result = YcsbRunner.run(props, m -> {
