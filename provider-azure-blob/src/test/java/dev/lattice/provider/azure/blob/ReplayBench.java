@@ -29,9 +29,9 @@ import java.util.function.UnaryOperator;
  * bytes (from the provider's counters and from the HTTP pipeline), measures the wall time on the emulator, and puts
  * an estimate for the reported link (113 ms round trip, 5.7 ms per block, 100 Mbit/s) next to it.
  *
- * <p>Run: {@code mvn -B -o -q -pl provider-azure-blob test-compile exec:...}; see docs/providers/azure-blob.md for
- * the exact command. The test {@code EngineReplayTest} runs the same code with assertions on block counts (never on
- * time).
+ * <p>Run it from the module folder with the test classpath ({@code ReplayBench [writes] [rttMillis]}); the exact
+ * commands are in docs/providers/azure-blob.md. The test {@code EngineReplayTest} runs the same code with assertions
+ * on block and request counts (never on time).
  */
 public final class ReplayBench {
 
