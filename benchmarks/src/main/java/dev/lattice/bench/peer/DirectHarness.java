@@ -1,5 +1,6 @@
 package dev.lattice.bench.peer;
 
+import dev.lattice.bench.report.Cpu;
 import org.HdrHistogram.Histogram;
 
 import java.util.ArrayList;
@@ -29,9 +30,10 @@ public final class DirectHarness {
      * @param opsPerSecond calls per second of wall time
      * @param p50Us median latency, microseconds
      * @param p99Us 99th percentile latency, microseconds
+     * @param cpuCores CPU time of this process over the phase's wall time (2.0 = two cores busy)
      */
     public record PhaseResult(String operation, int threads, long operations, double opsPerSecond, double p50Us,
-                              double p99Us) {
+                              double p99Us, double cpuCores) {
     }
 
     /** A store operation that may throw. */
@@ -105,6 +107,7 @@ public final class DirectHarness {
             w.start();
         }
         long t0 = System.nanoTime();
+        long cpu0 = Cpu.processNanos();
         start.countDown();
         for (Thread w : workers) {
             try {
@@ -115,12 +118,13 @@ public final class DirectHarness {
             }
         }
         long wall = System.nanoTime() - t0;
+        double cores = Cpu.cores(Cpu.processNanos() - cpu0, wall);
         if (failure.get() != null) {
             throw new IllegalStateException(name + " failed: " + failure.get(), failure.get());
         }
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         histograms.forEach(all::add);
         return new PhaseResult(name, threads, all.getTotalCount(), all.getTotalCount() * 1e9 / wall,
-                all.getValueAtPercentile(50) / 1e3, all.getValueAtPercentile(99) / 1e3);
+                all.getValueAtPercentile(50) / 1e3, all.getValueAtPercentile(99) / 1e3, cores);
     }
 }

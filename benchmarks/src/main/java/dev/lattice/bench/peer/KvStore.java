@@ -47,6 +47,11 @@ public interface KvStore extends AutoCloseable {
     @Override
     void close();
 
+    /** @return the Lattice's cumulative counters, or null for another store */
+    default dev.lattice.engine.LatticeStats latticeStats() {
+        return null;
+    }
+
     /** Which store. */
     enum Kind {
         /** Lattice on the Chronicle provider. */
@@ -122,6 +127,11 @@ public interface KvStore extends AutoCloseable {
         @Override
         public long count() {
             return tree.count();
+        }
+
+        @Override
+        public dev.lattice.engine.LatticeStats latticeStats() {
+            return lattice.stats();
         }
 
         @Override

@@ -44,11 +44,12 @@ public final class PeerComparison {
      * @param valueBytes direct-harness and recovery value size
      * @param recoveryRecords records loaded before the open/recovery measurement (0: skip it)
      * @param partitions Lattice partitions per tree
+     * @param repeats how often each YCSB and direct case pair runs (the tables give the median ratio and its range)
      */
     public record Settings(Path workDir, Path imgDir, List<String> workloads, List<Integer> threads, int ycsbRecords,
                            int ycsbOperations, Durability ycsbDurability, List<Durability> durabilities,
                            int directPuts, int directFsyncPuts, int directGets, int valueBytes, int recoveryRecords,
-                           int partitions) {
+                           int partitions, int repeats) {
     }
 
     /**
@@ -58,8 +59,11 @@ public final class PeerComparison {
      * @param workload the workload letter
      * @param threads client threads
      * @param run the run phase's result
+     * @param entriesPerCommit Lattice: log entries per provider commit call in the run phase (NaN: none, or RocksDB)
+     * @param repeat which repetition of the case (0-based)
      */
-    public record YcsbCase(KvStore.Kind kind, String workload, int threads, YcsbRunner.PhaseResult run) {
+    public record YcsbCase(KvStore.Kind kind, String workload, int threads, YcsbRunner.PhaseResult run,
+                           double entriesPerCommit, int repeat) {
     }
 
     /**
@@ -68,8 +72,11 @@ public final class PeerComparison {
      * @param kind the store
      * @param durability the durability
      * @param phase the figures
+     * @param entriesPerCommit Lattice puts: log entries per provider commit call (NaN otherwise)
+     * @param repeat which repetition of the case (0-based)
      */
-    public record DirectCase(KvStore.Kind kind, Durability durability, DirectHarness.PhaseResult phase) {
+    public record DirectCase(KvStore.Kind kind, Durability durability, DirectHarness.PhaseResult phase,
+                             double entriesPerCommit, int repeat) {
     }
 
     /**
@@ -96,35 +103,43 @@ public final class PeerComparison {
         double load0 = Machine.loadAverage();
         List<YcsbCase> ycsb = new ArrayList<>();
         int caseNo = 0;
-        for (String w : s.workloads()) {
-            for (int t : s.threads()) {
-                // alternate which store goes first so slow drift in the machine's load hits both
-                List<KvStore.Kind> order = (caseNo++ % 2 == 0) ? List.of(KvStore.Kind.LATTICE, KvStore.Kind.ROCKSDB)
-                        : List.of(KvStore.Kind.ROCKSDB, KvStore.Kind.LATTICE);
-                for (KvStore.Kind k : order) {
-                    progress.accept("peer ycsb " + w + " " + k.label() + " threads " + t);
-                    ycsb.add(new YcsbCase(k, w, t, ycsbCase(s, k, w, t)));
+        for (int rep = 0; rep < s.repeats(); rep++) {
+            for (String w : s.workloads()) {
+                for (int t : s.threads()) {
+                    // alternate which store goes first so slow drift in the machine's load hits both
+                    for (KvStore.Kind k : order(caseNo++)) {
+                        progress.accept("peer ycsb " + w + " " + k.label() + " threads " + t + " (repeat " + (rep + 1)
+                                + "/" + s.repeats() + ")");
+                        ycsb.add(ycsbCase(s, k, w, t, rep));
+                    }
                 }
             }
         }
         List<DirectCase> direct = new ArrayList<>();
+        for (int rep = 0; rep < s.repeats(); rep++) {
         for (Durability d : s.durabilities()) {
             for (int t : s.threads()) {
-                for (KvStore.Kind k : KvStore.Kind.values()) {
-                    progress.accept("peer direct " + k.label() + " " + d.label() + " threads " + t);
+                for (KvStore.Kind k : order(caseNo++)) {
+                    progress.accept("peer direct " + k.label() + " " + d.label() + " threads " + t + " (repeat "
+                            + (rep + 1) + "/" + s.repeats() + ")");
                     Path dir = s.workDir().resolve("direct-" + k.name().toLowerCase(Locale.ROOT));
                     RecoveryHarness.delete(dir);
                     try (KvStore store = KvStore.open(k, dir, d, s.partitions())) {
                         int puts = d == Durability.FSYNC ? s.directFsyncPuts() : s.directPuts();
-                        for (DirectHarness.PhaseResult p : DirectHarness.run(store, t, puts, s.directGets(),
-                                s.valueBytes())) {
-                            direct.add(new DirectCase(k, d, p));
+                        dev.lattice.engine.LatticeStats before = store.latticeStats();
+                        List<DirectHarness.PhaseResult> phases = DirectHarness.run(store, t, puts, s.directGets(),
+                                s.valueBytes());
+                        double perCommit = perCommit(before, store.latticeStats());
+                        for (DirectHarness.PhaseResult p : phases) {
+                            direct.add(new DirectCase(k, d, p, p.operation().equals("put") ? perCommit : Double.NaN,
+                                    rep));
                         }
                     } finally {
                         RecoveryHarness.delete(dir);
                     }
                 }
             }
+        }
         }
         List<RecoveryHarness.Result> recovery = new ArrayList<>();
         if (s.recoveryRecords() > 0) {
@@ -151,7 +166,20 @@ public final class PeerComparison {
         return new Report(ycsb, direct, recovery, md);
     }
 
-    private static YcsbRunner.PhaseResult ycsbCase(Settings s, KvStore.Kind kind, String w, int threads) {
+    private static List<KvStore.Kind> order(int caseNo) {
+        return caseNo % 2 == 0 ? List.of(KvStore.Kind.LATTICE, KvStore.Kind.ROCKSDB)
+                : List.of(KvStore.Kind.ROCKSDB, KvStore.Kind.LATTICE);
+    }
+
+    private static double perCommit(dev.lattice.engine.LatticeStats before, dev.lattice.engine.LatticeStats after) {
+        if (before == null || after == null || after.commitCalls() == before.commitCalls()) {
+            return Double.NaN;
+        }
+        return (double) (after.entriesCommitted() - before.entriesCommitted())
+                / (after.commitCalls() - before.commitCalls());
+    }
+
+    private static YcsbCase ycsbCase(Settings s, KvStore.Kind kind, String w, int threads, int repeat) {
         Path dir = s.workDir().resolve("ycsb-" + kind.name().toLowerCase(Locale.ROOT) + "-" + w + "-" + threads);
         RecoveryHarness.delete(dir);
         Properties p = YcsbRunner.workload(w);
@@ -159,16 +187,21 @@ public final class PeerComparison {
         p.setProperty("operationcount", Integer.toString(s.ycsbOperations()));
         p.setProperty("threadcount", Integer.toString(threads));
         try {
-            YcsbRunner.Result r;
+            YcsbRunner.PhaseResult load;
+            YcsbRunner.PhaseResult run;
+            double perCommit = Double.NaN;
             if (kind == KvStore.Kind.LATTICE) {
                 String uri = "chronicle:" + dir.toAbsolutePath() + "?durability="
                         + s.ycsbDurability().chronicleOption();
                 p.setProperty("db", LatticeYcsbClient.class.getName());
                 p.setProperty(LatticeYcsbClient.PROVIDER_PROPERTY, uri);
                 p.setProperty(LatticeYcsbClient.PARTITIONS_PROPERTY, Integer.toString(s.partitions()));
-                LatticeYcsbClient.pin(uri, s.partitions());
+                dev.lattice.engine.Lattice lattice = LatticeYcsbClient.pin(uri, s.partitions());
                 try {
-                    r = YcsbRunner.run(p, m -> { });
+                    load = YcsbRunner.phase(p, false);
+                    dev.lattice.engine.LatticeStats before = lattice.stats();
+                    run = YcsbRunner.phase(p, true);
+                    perCommit = perCommit(before, lattice.stats());
                 } finally {
                     LatticeYcsbClient.unpin(uri);
                 }
@@ -178,16 +211,17 @@ public final class PeerComparison {
                 p.setProperty(RocksYcsbClient.SYNC_PROPERTY, Boolean.toString(s.ycsbDurability().rocksSync()));
                 RocksYcsbClient.pin(dir.toString(), s.ycsbDurability().rocksSync());
                 try {
-                    r = YcsbRunner.run(p, m -> { });
+                    load = YcsbRunner.phase(p, false);
+                    run = YcsbRunner.phase(p, true);
                 } finally {
                     RocksYcsbClient.unpin(dir.toString());
                 }
             }
-            if (r.load().errors() + r.run().errors() > 0) {
+            if (load.errors() + run.errors() > 0) {
                 throw new IllegalStateException(kind.label() + " workload " + w + ": "
-                        + (r.load().errors() + r.run().errors()) + " YCSB operations returned ERROR");
+                        + (load.errors() + run.errors()) + " YCSB operations returned ERROR");
             }
-            return r.run();
+            return new YcsbCase(kind, w, threads, run, perCommit, repeat);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -197,40 +231,89 @@ public final class PeerComparison {
         }
     }
 
+    /** Median and range of a list of ratios. */
+    private record Spread(double median, double min, double max) {
+        static Spread of(List<Double> values) {
+            List<Double> v = values.stream().filter(x -> !Double.isNaN(x)).sorted().toList();
+            if (v.isEmpty()) {
+                return new Spread(Double.NaN, Double.NaN, Double.NaN);
+            }
+            int n = v.size();
+            double median = n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+            return new Spread(median, v.get(0), v.get(n - 1));
+        }
+
+        String ratio() {
+            return Double.isNaN(median) ? "n/a" : String.format(Locale.ROOT, "%.2fx", median);
+        }
+
+        String range() {
+            return Double.isNaN(median) ? "" : String.format(Locale.ROOT, "%.2f-%.2f", min, max);
+        }
+
+        String plain(int decimals) {
+            return MdTable.fixed(median, decimals);
+        }
+    }
+
+    private static List<YcsbCase> ycsbOf(List<YcsbCase> all, KvStore.Kind k, String w, int th) {
+        return all.stream().filter(c -> c.kind() == k && c.workload().equals(w) && c.threads() == th)
+                .sorted(java.util.Comparator.comparingInt(YcsbCase::repeat)).toList();
+    }
+
+    private static List<DirectCase> directOf(List<DirectCase> all, KvStore.Kind k, Durability d, String op, int th) {
+        return all.stream().filter(c -> c.kind() == k && c.durability() == d && c.phase().operation().equals(op)
+                && c.phase().threads() == th).sorted(java.util.Comparator.comparingInt(DirectCase::repeat)).toList();
+    }
+
+    private static <T> List<Double> pairs(List<T> l, List<T> r, java.util.function.ToDoubleFunction<T> f) {
+        List<Double> out = new ArrayList<>();
+        for (int i = 0; i < Math.min(l.size(), r.size()); i++) {
+            double a = f.applyAsDouble(l.get(i));
+            double b = f.applyAsDouble(r.get(i));
+            // YCSB records whole microseconds: a sub-microsecond percentile reads 0 and has no ratio
+            out.add(a > 0 && b > 0 ? a / b : Double.NaN);
+        }
+        return out;
+    }
+
+    private static <T> Spread each(List<T> l, java.util.function.ToDoubleFunction<T> f) {
+        return Spread.of(l.stream().map(x -> f.applyAsDouble(x)).toList());
+    }
+
     private static String render(Settings s, List<YcsbCase> ycsb, List<DirectCase> direct,
                                  List<RecoveryHarness.Result> recovery, double load0, double load1) {
         StringBuilder md = new StringBuilder();
-        md.append(String.format(Locale.ROOT, "Machine: %s; load average %.1f at the start, %.1f at the end.%n%n",
-                Machine.describe(), load0, load1));
+        md.append(String.format(Locale.ROOT, "Machine: %s; load average %.1f at the start, %.1f at the end. "
+                + "Each case pair ran %d time(s), the two stores back to back in alternating order; ratios are the "
+                + "median of the pairs, with their range.%n%n", Machine.describe(), load0, load1, s.repeats()));
         if (!ycsb.isEmpty()) {
-            md.append(String.format(Locale.ROOT, "**YCSB** (%s records, %s operations, durability %s; Lattice %d "
-                            + "partitions). Throughput ratio > 1: Lattice faster; p99 ratio > 1: Lattice slower.%n%n",
+            md.append(String.format(Locale.ROOT, "**YCSB run phase** (%s records loaded, %s operations, durability "
+                            + "%s, Lattice %d partitions). Throughput ratio > 1: Lattice faster; p99 ratio > 1: Lattice "
+                            + "slower. CPU cores: process CPU time over wall time (2 = both cores).%n%n",
                     MdTable.count(s.ycsbRecords()), MdTable.count(s.ycsbOperations()), s.ycsbDurability().label(),
                     s.partitions()));
-            MdTable t = new MdTable("workload", ">threads", ">Lattice ops/s", ">RocksDB ops/s",
-                    ">throughput Lattice/RocksDB", "operation", ">Lattice p99 us", ">RocksDB p99 us",
-                    ">p99 Lattice/RocksDB");
-            Map<String, YcsbCase> byKey = new LinkedHashMap<>();
-            for (YcsbCase c : ycsb) {
-                byKey.put(c.kind() + "/" + c.workload() + "/" + c.threads(), c);
-            }
+            MdTable t = new MdTable("workload", ">threads", ">throughput Lattice/RocksDB", ">range",
+                    ">CPU cores Lattice / RocksDB", ">Lattice entries/commit", "operation", ">p99 Lattice/RocksDB",
+                    ">range");
             for (String w : s.workloads()) {
                 for (int th : s.threads()) {
-                    YcsbCase l = byKey.get(KvStore.Kind.LATTICE + "/" + w + "/" + th);
-                    YcsbCase r = byKey.get(KvStore.Kind.ROCKSDB + "/" + w + "/" + th);
+                    List<YcsbCase> l = ycsbOf(ycsb, KvStore.Kind.LATTICE, w, th);
+                    List<YcsbCase> r = ycsbOf(ycsb, KvStore.Kind.ROCKSDB, w, th);
+                    Spread tp = Spread.of(pairs(l, r, c -> c.run().throughput()));
                     boolean first = true;
-                    for (String op : l.run().ops().keySet()) {
-                        YcsbRunner.OpStats lo = l.run().ops().get(op);
-                        YcsbRunner.OpStats ro = r.run().ops().get(op);
-                        if (ro == null) {
+                    for (String op : l.get(0).run().ops().keySet()) {
+                        if (!r.get(0).run().ops().containsKey(op)) {
                             continue;
                         }
-                        t.row(first ? w.toUpperCase(Locale.ROOT) : "", first ? th : "",
-                                first ? MdTable.count(l.run().throughput()) : "",
-                                first ? MdTable.count(r.run().throughput()) : "",
-                                first ? MdTable.ratio(l.run().throughput(), r.run().throughput()) : "",
-                                op, MdTable.count(lo.p99Us()), MdTable.count(ro.p99Us()),
-                                MdTable.ratio(lo.p99Us(), ro.p99Us()));
+                        Spread p99 = Spread.of(pairs(l, r, c -> c.run().ops().containsKey(op)
+                                ? c.run().ops().get(op).p99Us() : Double.NaN));
+                        t.row(first ? w.toUpperCase(Locale.ROOT) : "", first ? th : "", first ? tp.ratio() : "",
+                                first ? tp.range() : "",
+                                first ? each(l, c -> c.run().cpuCores()).plain(2) + " / "
+                                        + each(r, c -> c.run().cpuCores()).plain(2) : "",
+                                first ? each(l, YcsbCase::entriesPerCommit).plain(1) : "",
+                                op, p99.ratio(), p99.range());
                         first = false;
                     }
                 }
@@ -239,21 +322,24 @@ public final class PeerComparison {
         }
         if (!direct.isEmpty()) {
             md.append(String.format(Locale.ROOT, "**Direct put/get** (%s-byte values; %s puts per case at page cache, "
-                            + "%s at fsync; %s gets).%n%n", MdTable.count(s.valueBytes()),
-                    MdTable.count(s.directPuts()), MdTable.count(s.directFsyncPuts()),
+                            + "%s at fsync, distinct keys; then %s gets of random written keys).%n%n",
+                    MdTable.count(s.valueBytes()), MdTable.count(s.directPuts()), MdTable.count(s.directFsyncPuts()),
                     MdTable.count(s.directGets())));
-            MdTable t = new MdTable("durability", "operation", ">threads", ">Lattice ops/s", ">RocksDB ops/s",
-                    ">throughput Lattice/RocksDB", ">Lattice p50 us", ">RocksDB p50 us", ">Lattice p99 us",
-                    ">RocksDB p99 us", ">p99 Lattice/RocksDB");
+            MdTable t = new MdTable("durability", "operation", ">threads", ">throughput Lattice/RocksDB", ">range",
+                    ">p50 Lattice/RocksDB", ">p99 Lattice/RocksDB", ">CPU cores Lattice / RocksDB",
+                    ">Lattice entries/commit");
             for (Durability d : s.durabilities()) {
                 for (String op : List.of("put", "get")) {
                     for (int th : s.threads()) {
-                        DirectHarness.PhaseResult l = find(direct, KvStore.Kind.LATTICE, d, op, th);
-                        DirectHarness.PhaseResult r = find(direct, KvStore.Kind.ROCKSDB, d, op, th);
-                        t.row(d.label(), op, th, MdTable.count(l.opsPerSecond()), MdTable.count(r.opsPerSecond()),
-                                MdTable.ratio(l.opsPerSecond(), r.opsPerSecond()), MdTable.fixed(l.p50Us(), 1),
-                                MdTable.fixed(r.p50Us(), 1), MdTable.fixed(l.p99Us(), 1), MdTable.fixed(r.p99Us(), 1),
-                                MdTable.ratio(l.p99Us(), r.p99Us()));
+                        List<DirectCase> l = directOf(direct, KvStore.Kind.LATTICE, d, op, th);
+                        List<DirectCase> r = directOf(direct, KvStore.Kind.ROCKSDB, d, op, th);
+                        Spread tp = Spread.of(pairs(l, r, c -> c.phase().opsPerSecond()));
+                        t.row(d.label(), op, th, tp.ratio(), tp.range(),
+                                Spread.of(pairs(l, r, c -> c.phase().p50Us())).ratio(),
+                                Spread.of(pairs(l, r, c -> c.phase().p99Us())).ratio(),
+                                each(l, c -> c.phase().cpuCores()).plain(2) + " / "
+                                        + each(r, c -> c.phase().cpuCores()).plain(2),
+                                each(l, DirectCase::entriesPerCommit).plain(1));
                     }
                 }
             }
@@ -261,7 +347,8 @@ public final class PeerComparison {
         }
         if (!recovery.isEmpty()) {
             md.append(String.format(Locale.ROOT, "**Open/recovery** after %s records of %s bytes (loaded in a child "
-                    + "JVM in batches of 1,000 at page-cache durability; open timed in a warm JVM).%n%n",
+                    + "JVM in batches of 1,000 at page-cache durability; open timed once in this warm JVM; the "
+                    + "milliseconds are this run's, on this busy machine).%n%n",
                     MdTable.count(recovery.get(0).records()), MdTable.count(s.valueBytes())));
             MdTable t = new MdTable("reopen", ">Lattice open ms", ">RocksDB open ms", ">Lattice/RocksDB",
                     ">Lattice on disk", ">RocksDB on disk", "all records back");
@@ -283,32 +370,39 @@ public final class PeerComparison {
         return String.format(Locale.ROOT, "%,.1f MiB", bytes / 1048576.0);
     }
 
-    private static DirectHarness.PhaseResult find(List<DirectCase> cases, KvStore.Kind k, Durability d, String op,
-                                                  int threads) {
-        return cases.stream().filter(c -> c.kind() == k && c.durability() == d && c.phase().operation().equals(op)
-                && c.phase().threads() == threads).findFirst().orElseThrow().phase();
-    }
-
     private static void charts(Settings s, List<YcsbCase> ycsb, List<DirectCase> direct,
                                List<RecoveryHarness.Result> recovery) {
         if (!ycsb.isEmpty()) {
             DefaultCategoryDataset d = Charts.dataset();
-            for (YcsbCase c : ycsb) {
-                d.addValue(c.run().throughput(), c.kind().label(),
-                        c.workload().toUpperCase(Locale.ROOT) + ", " + c.threads() + " thr");
+            for (String w : s.workloads()) {
+                for (int th : s.threads()) {
+                    List<YcsbCase> l = ycsbOf(ycsb, KvStore.Kind.LATTICE, w, th);
+                    List<YcsbCase> r = ycsbOf(ycsb, KvStore.Kind.ROCKSDB, w, th);
+                    d.addValue(Spread.of(pairs(l, r, c -> c.run().throughput())).median(),
+                            "throughput Lattice/RocksDB", w.toUpperCase(Locale.ROOT) + ", " + th + " thr");
+                }
             }
-            Charts.bars(s.imgDir().resolve("peer-ycsb-throughput.png"), "YCSB run phase: Lattice (Chronicle) vs "
-                    + "RocksDB, durability " + s.ycsbDurability().label(), "workload, client threads", "ops/s", d,
-                    false);
+            Charts.bars(s.imgDir().resolve("peer-ycsb-throughput.png"), "YCSB run phase, Lattice (Chronicle) / "
+                    + "RocksDB throughput, " + s.ycsbDurability().label() + " (> 1: Lattice faster)",
+                    "workload, client threads", "ratio (log scale)", d, true);
         }
         if (!direct.isEmpty()) {
             DefaultCategoryDataset d = Charts.dataset();
-            for (DirectCase c : direct) {
-                d.addValue(c.phase().opsPerSecond(), c.kind().label(), c.phase().operation() + " "
-                        + c.durability().label() + ", " + c.phase().threads() + " thr");
+            for (Durability du : s.durabilities()) {
+                for (String op : List.of("put", "get")) {
+                    for (int th : s.threads()) {
+                        List<DirectCase> l = directOf(direct, KvStore.Kind.LATTICE, du, op, th);
+                        List<DirectCase> r = directOf(direct, KvStore.Kind.ROCKSDB, du, op, th);
+                        String cat = op + " " + du.label() + ", " + th + " thr";
+                        d.addValue(Spread.of(pairs(l, r, c -> c.phase().opsPerSecond())).median(),
+                                "throughput Lattice/RocksDB", cat);
+                        d.addValue(Spread.of(pairs(l, r, c -> c.phase().p99Us())).median(), "p99 Lattice/RocksDB",
+                                cat);
+                    }
+                }
             }
-            Charts.bars(s.imgDir().resolve("peer-direct-throughput.png"), "Direct put/get: Lattice (Chronicle) vs "
-                    + "RocksDB", "operation, durability, client threads", "ops/s (log scale)", d, true);
+            Charts.bars(s.imgDir().resolve("peer-direct-throughput.png"), "Direct put/get, Lattice (Chronicle) / "
+                    + "RocksDB", "operation, durability, client threads", "ratio (log scale)", d, true);
         }
         if (!recovery.isEmpty()) {
             DefaultCategoryDataset d = Charts.dataset();
@@ -317,7 +411,7 @@ public final class PeerComparison {
                         : "after SIGKILL");
             }
             Charts.bars(s.imgDir().resolve("peer-recovery.png"), "Open/recovery time after "
-                    + MdTable.count(recovery.get(0).records()) + " records", "reopen", "ms", d, false);
+                    + MdTable.count(recovery.get(0).records()) + " records (this run)", "reopen", "ms", d, false);
         }
     }
 }

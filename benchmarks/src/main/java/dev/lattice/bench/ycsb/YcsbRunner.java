@@ -1,5 +1,6 @@
 package dev.lattice.bench.ycsb;
 
+import dev.lattice.bench.report.Cpu;
 import org.apache.htrace.core.HTraceConfiguration;
 import org.apache.htrace.core.Tracer;
 import site.ycsb.Client;
@@ -77,9 +78,10 @@ public final class YcsbRunner {
      * @param throughput operations per second
      * @param ops per-operation latency, in YCSB's export order
      * @param report YCSB's text report of the phase ({@code [OP], measurement, value} lines)
+     * @param cpuCores CPU time of this process over the phase's wall time (2.0 = two cores busy), NaN if unknown
      */
     public record PhaseResult(boolean transactions, long runtimeMs, long operations, double throughput,
-                              Map<String, OpStats> ops, String report) {
+                              Map<String, OpStats> ops, String report, double cpuCores) {
 
         /** @return the count of non-OK returns over all operations (NOT_FOUND, ERROR, ...) */
         public long notOk() {
@@ -169,12 +171,20 @@ public final class YcsbRunner {
     }
 
     /**
-     * Runs one phase ({@code dotransactions} false: load, true: run).
+     * Runs one phase.
      *
-     * @param props complete properties
+     * @param props complete properties (as for {@link #run})
+     * @param transactions false for the load phase, true for the run phase
      * @return the phase's result
+     * @throws IllegalArgumentException if a count is not a positive integer, or the db class is unknown
      */
-    static PhaseResult phase(Properties props) {
+    public static synchronized PhaseResult phase(Properties props, boolean transactions) {
+        Properties p = copy(props);
+        p.setProperty(Client.DO_TRANSACTIONS_PROPERTY, Boolean.toString(transactions));
+        return phase(p);
+    }
+
+    private static PhaseResult phase(Properties props) {
         boolean transactions = Boolean.parseBoolean(props.getProperty(Client.DO_TRANSACTIONS_PROPERTY, "true"));
         int threads = positive(props, Client.THREAD_COUNT_PROPERTY, "1");
         String countKey = transactions ? Client.OPERATION_COUNT_PROPERTY
@@ -226,8 +236,11 @@ public final class YcsbRunner {
             PrintStream realErr = System.err;
             System.setErr(new OnceFilter(realErr, "DBWrapper: report latency for each error is"));
             long start = System.currentTimeMillis();
+            long wall0 = System.nanoTime();
+            long cpu0 = Cpu.processNanos();
             long opsDone = 0;
             long runtime;
+            double cpuCores;
             try {
                 running.forEach(Thread::start);
                 for (int id = 0; id < threads; id++) {
@@ -236,6 +249,7 @@ public final class YcsbRunner {
                 }
                 runtime = Math.max(1, System.currentTimeMillis() - start);
             } finally {
+                cpuCores = Cpu.cores(Cpu.processNanos() - cpu0, System.nanoTime() - wall0);
                 System.setErr(realErr);
             }
             try {
@@ -256,7 +270,7 @@ public final class YcsbRunner {
                 throw new UncheckedIOException(e);
             }
             return new PhaseResult(transactions, runtime, opsDone, throughput, capture.ops(),
-                    text.toString(StandardCharsets.UTF_8));
+                    text.toString(StandardCharsets.UTF_8), cpuCores);
         } finally {
             tracer.close();
         }

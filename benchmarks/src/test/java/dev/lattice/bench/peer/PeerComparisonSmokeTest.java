@@ -16,12 +16,12 @@ class PeerComparisonSmokeTest {
     void tinyPeerRunProducesTablesAndCharts(@TempDir Path tmp) {
         PeerComparison.Settings s = new PeerComparison.Settings(tmp.resolve("work"), tmp.resolve("img"),
                 List.of("a", "e"), List.of(1, 2), 200, 200, Durability.PAGE_CACHE,
-                List.of(Durability.PAGE_CACHE, Durability.FSYNC), 200, 20, 200, 100, 500, 2);
+                List.of(Durability.PAGE_CACHE, Durability.FSYNC), 200, 20, 200, 100, 500, 2, 1);
         PeerComparison.Report r = PeerComparison.run(s, m -> { });
         assertThat(r.ycsb()).hasSize(8);
         assertThat(r.direct()).hasSize(16);
         assertThat(r.recovery()).hasSize(4).allSatisfy(x -> assertThat(x.verified()).isTrue());
-        assertThat(r.markdown()).contains("**YCSB**", "**Direct put/get**", "**Open/recovery**", "| A |",
+        assertThat(r.markdown()).contains("**YCSB run phase**", "**Direct put/get**", "**Open/recovery**", "| A |",
                 "after SIGKILL", "SCAN");
         assertThat(tmp.resolve("img/peer-ycsb-throughput.png")).isNotEmptyFile();
         assertThat(tmp.resolve("img/peer-direct-throughput.png")).isNotEmptyFile();

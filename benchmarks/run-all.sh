@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates every benchmark table and chart: YCSB A-F and the RocksDB peer comparison, then the JMH suite.
+# Small scale (default) finishes in under 10 minutes on a 2-core machine; --full runs the full scale (1M records
+# for recovery, 100k-record YCSB, longer JMH). Charts go to docs/img/, tables to benchmarks/target/results/ and
+# between the generated:peer / generated:jmh markers of docs/benchmarks.md. Further options go to
+# dev.lattice.bench.RunAll (--only peer,jmh, --recovery-records N, --work DIR).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+echo "run-all: building lattice-benchmarks (mvn -B -q -pl benchmarks install -DskipTests)" >&2
+mvn -B -q -ntp -pl benchmarks install -DskipTests 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
+mvn -B -q -ntp -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt \
+  -Dmdep.includeScope=runtime 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
+
+JAVA="java"
+if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then
+  JAVA="$JAVA_HOME/bin/java"
+fi
+# Chronicle Queue 2026.4 on Java 17+ (see README.md, "JVM flags").
+FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+       --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
+       -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true -Djava.awt.headless=true)
+FEATURE="$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+if [ -n "$FEATURE" ] && [ "$FEATURE" -ge 24 ] 2>/dev/null; then
+  FLAGS+=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow)
+fi
+# Run from a copy of the jar, so that rebuilding the module during a run cannot change the classes under JMH's forks.
+RUN_DIR="benchmarks/target/run-all"
+mkdir -p "$RUN_DIR"
+cp benchmarks/target/lattice-benchmarks-*-SNAPSHOT.jar "$RUN_DIR/lattice-benchmarks.jar"
+# shellcheck disable=SC2086
+exec "$JAVA" "${FLAGS[@]}" -Xmx6g ${BENCH_JAVA_OPTS:-} \
+  -cp "$RUN_DIR/lattice-benchmarks.jar:$(cat benchmarks/target/classpath.txt)" dev.lattice.bench.RunAll "$@"
