@@ -75,8 +75,10 @@ import java.util.zip.CRC32C;
  * them. Segments roll at {@link AzureBlobConfig#maxBlocksPerSegment()} blocks or
  * {@link AzureBlobConfig#maxSegmentBytes()} bytes.
  *
- * <p>Thread-safe: writes to one log are serialised by a per-log lock; reads take no lock and always check the
- * manifest (a conditional read, answered "not modified" without a body when nothing changed).
+ * <p>Thread-safe: changes of one log (claim, commit, trim, reconcile, the manifest step of a publish) are serialised
+ * by a per-log lock; a stage only touches memory (the log's staged batches, under their own monitor), so it never
+ * waits for a commit's round trip; reads take no lock and always check the manifest (a conditional read, answered
+ * "not modified" without a body when nothing changed).
  */
 public final class AzureBlobWalStorageProvider implements WalStorageProvider, CheckpointStore {
 
@@ -187,7 +189,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         final String manifestName;
         final ReentrantLock lock = new ReentrantLock();
         final AtomicReference<Snap> current = new AtomicReference<>();
-        /** Staged batches by first offset; guarded by {@link #lock}. */
+        /** Staged batches by first offset; guarded by its own monitor (stages do not take {@link #lock}). */
         final TreeMap<Long, Staged> staged = new TreeMap<>();
         /** Segments found to hold bytes past their committed length: never appended to again; guarded by lock. */
         final Set<String> dirty = new HashSet<>();
@@ -344,27 +346,29 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         long first = batch.firstOffset();
         long last = batch.lastOffset();
         StagedBatch receipt = StagedBatch.of(fence, batch);
-        h.lock.lock();
-        try {
-            Snap s = fenced(h, fence);
-            LogData d = s.m.data();
-            if (first <= d.tail()) {
-                if (first <= d.watermark()) {
-                    throw new OffsetConflictException(log, "batch " + first + ".." + last + " overlaps trimmed offsets"
-                            + " (trim watermark " + d.watermark() + ")");
-                }
-                Frame committed;
-                try {
-                    committed = findFrame(log, d, first);
-                } catch (BlobGateway.Gone e) {
-                    throw vanished(h, fence, e);
-                }
-                if (committed != null && committed.lastOffset() == last && committed.id().equals(batch.batchId())) {
-                    return receipt;
-                }
-                throw new OffsetConflictException(log, "batch " + first + ".." + last + " (id " + batch.batchId()
-                        + ") overlaps committed offsets (committed tail " + d.tail() + ")");
+        // No log lock: a stage only reads the cached manifest and touches memory, so it never waits for a commit's
+        // round trip (the staged map has its own monitor).
+        Snap s = fenced(h, fence);
+        LogData d = s.m.data();
+        if (first <= d.tail()) {
+            if (first <= d.watermark()) {
+                throw new OffsetConflictException(log, "batch " + first + ".." + last + " overlaps trimmed offsets"
+                        + " (trim watermark " + d.watermark() + ")");
             }
+            Frame committed;
+            try {
+                committed = findFrame(log, d, first);
+            } catch (BlobGateway.Gone e) {
+                throw vanished(h, fence, e);
+            }
+            if (committed != null && committed.lastOffset() == last && committed.id().equals(batch.batchId())) {
+                return receipt;
+            }
+            throw new OffsetConflictException(log, "batch " + first + ".." + last + " (id " + batch.batchId()
+                    + ") overlaps committed offsets (committed tail " + d.tail() + ")");
+        }
+        Frame frame = Frames.encode(fence.epoch(), batch.batchId(), first, batch.entries());
+        synchronized (h.staged) {
             List<Long> older = new ArrayList<>();
             Map.Entry<Long, Staged> below = h.staged.floorEntry(first);
             List<Staged> overlapping = new ArrayList<>();
@@ -385,11 +389,8 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                 }
             }
             older.forEach(h.staged::remove);
-            Frame frame = Frames.encode(fence.epoch(), batch.batchId(), first, batch.entries());
             h.staged.put(first, new Staged(first, last, fence.epoch(), batch.batchId(), frame));
             return receipt;
-        } finally {
-            h.lock.unlock();
         }
     }
 
@@ -406,7 +407,9 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                     s = fresh(h);
                     checkFence(log, fence, s.epoch());
                     if (throughOffset <= s.m.data().tail()) {
-                        h.staged.headMap(s.m.data().tail(), true).clear();
+                        synchronized (h.staged) {
+                            h.staged.headMap(s.m.data().tail(), true).clear();
+                        }
                         return;
                     }
                     continue;
@@ -421,8 +424,10 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                 }
                 try {
                     writeCommit(h, fence, s, chain, throughOffset);
-                    for (Staged st : chain) {
-                        h.staged.remove(st.first());
+                    synchronized (h.staged) {
+                        for (Staged st : chain) {
+                            h.staged.remove(st.first(), st);
+                        }
                     }
                     return;
                 } catch (Restart r) {
@@ -440,6 +445,12 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
 
     /** The staged batches of this epoch covering {@code tail+1 .. through}, in order; conflict when one is missing. */
     private static List<Staged> chain(LogHandle h, Fence fence, long tail, long through) {
+        synchronized (h.staged) {
+            return chainLocked(h, fence, tail, through);
+        }
+    }
+
+    private static List<Staged> chainLocked(LogHandle h, Fence fence, long tail, long through) {
         List<Staged> chain = new ArrayList<>();
         long pos = tail + 1;
         while (pos <= through) {
@@ -634,19 +645,16 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     public void abort(LogId log, Fence fence, StagedBatch staged) {
         SpiChecks.abort(log, fence, staged);
         LogHandle h = handle(log);
-        h.lock.lock();
-        try {
-            Snap s = known(h);
-            if (fence.epoch() < s.epoch()) {
-                throw new FencedException(log, fence.epoch(), s.epoch());
-            }
+        Snap s = known(h);
+        if (fence.epoch() < s.epoch()) {
+            throw new FencedException(log, fence.epoch(), s.epoch());
+        }
+        synchronized (h.staged) {
             Staged st = h.staged.get(staged.firstOffset());
             if (st != null && st.epoch() == staged.epoch() && st.id().equals(staged.batchId())
                     && st.last() == staged.lastOffset()) {
                 h.staged.remove(staged.firstOffset());
             }
-        } finally {
-            h.lock.unlock();
         }
     }
 
@@ -816,7 +824,9 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                     checkFence(log, fence, s.epoch());
                     continue;
                 }
-                h.staged.headMap(throughInclusive, true).clear();
+                synchronized (h.staged) {
+                    h.staged.headMap(throughInclusive, true).clear();
+                }
                 for (String g : garbage) {
                     deleteQuietly(log, g);
                 }
@@ -989,8 +999,11 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         try {
             Snap s = fresh(h);
             checkFence(log, fence, s.epoch());
-            int rolledBack = h.staged.size();
-            h.staged.clear();
+            int rolledBack;
+            synchronized (h.staged) {
+                rolledBack = h.staged.size();
+                h.staged.clear();
+            }
             return new ReconcileResult(s.m.data().tail(), rolledBack, 0, 0);
         } finally {
             h.lock.unlock();
