@@ -350,26 +350,8 @@ final class LogPipeline {
     }
 
     private void runStage(Batch b) {
-        Throwable err = null;
-        for (int attempt = 0; ; attempt++) {
-            long t0 = System.nanoTime();
-            try {
-                ctx.stats.stageCalls.increment();
-                provider.stage(log, fence, b.encoded);
-                stageTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                break;
-            } catch (ProviderUnavailableException e) {
-                if (attempt >= ctx.config.maxRetries) {
-                    err = e;
-                    break;
-                }
-                retried(e);
-                ctx.backoff(attempt);
-            } catch (RuntimeException e) {
-                err = e;
-                break;
-            }
-        }
+        Throwable err = withRetries(() -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
+                .error();
         lock.lock();
         try {
             staging--;
@@ -412,28 +394,10 @@ final class LogPipeline {
     }
 
     private void runCommit(List<Batch> ready, long through) {
-        Throwable err = null;
-        boolean uncertain = false;
-        for (int attempt = 0; ; attempt++) {
-            long t0 = System.nanoTime();
-            try {
-                ctx.stats.commitCalls.increment();
-                provider.commit(log, fence, through);
-                commitTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                break;
-            } catch (ProviderUnavailableException e) {
-                uncertain = true;
-                if (attempt >= ctx.config.maxRetries) {
-                    err = e;
-                    break;
-                }
-                retried(e);
-                ctx.backoff(attempt);
-            } catch (RuntimeException e) {
-                err = e;
-                break;
-            }
-        }
+        CallOutcome outcome = withRetries(() -> provider.commit(log, fence, through), ctx.stats.commitCalls,
+                commitTimer);
+        Throwable err = outcome.error();
+        boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
             for (Batch b : ready) {
                 applyAndComplete(b);
@@ -465,6 +429,36 @@ final class LogPipeline {
                 changed.signalAll();
             } finally {
                 lock.unlock();
+            }
+        }
+    }
+
+    /** The outcome of a provider call made with bounded retries of transient failures. */
+    private record CallOutcome(Throwable error, boolean hadTransientFailure) {
+    }
+
+    /**
+     * Runs a provider call, retrying {@link ProviderUnavailableException} up to {@code maxRetries} times with
+     * backoff (same arguments, so a retried batch keeps its batch id); any other failure ends it at once.
+     */
+    private CallOutcome withRetries(Runnable call, java.util.concurrent.atomic.LongAdder calls, Timer timer) {
+        boolean transientSeen = false;
+        for (int attempt = 0; ; attempt++) {
+            long t0 = System.nanoTime();
+            try {
+                calls.increment();
+                call.run();
+                timer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                return new CallOutcome(null, transientSeen);
+            } catch (ProviderUnavailableException e) {
+                transientSeen = true;
+                if (attempt >= ctx.config.maxRetries) {
+                    return new CallOutcome(e, true);
+                }
+                retried(e);
+                ctx.backoff(attempt);
+            } catch (RuntimeException e) {
+                return new CallOutcome(e, transientSeen);
             }
         }
     }
