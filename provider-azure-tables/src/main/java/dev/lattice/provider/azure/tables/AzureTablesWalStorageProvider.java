@@ -211,6 +211,13 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         return tableName;
     }
 
+    /**
+     * Name {@value #NAME}, version 1, {@link #LIMITS}, {@link DurabilityLevel#REPLICATED}, features
+     * {@link ProviderFeature#CONCURRENT_STAGE} and {@link ProviderFeature#PERSISTENT} (physical bytes are not
+     * tracked: {@link LogState#physicalBytes()} is -1 for a log that exists).
+     *
+     * @return the descriptor, constant
+     */
     @Override
     public ProviderDescriptor describe() {
         return descriptor;
@@ -218,6 +225,12 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- claim
 
+    /**
+     * Raises the epoch in the head row: CREATE of the head (epoch 1) or UPDATE with If-Match; a lost race re-reads
+     * and tries again with a short random back-off. Requests: 1 read + 1 transaction when uncontended.
+     *
+     * @see WalStorageProvider#claim(LogId)
+     */
     @Override
     public Fence claim(LogId log) {
         Objects.requireNonNull(log, "log");
@@ -249,6 +262,13 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- stage
 
+    /**
+     * Writes the batch's data rows (CREATE), in as many transactions as the service limits need, the header's
+     * transaction last. Requests: 1 query (head and staged headers) + 1 transaction per 3 full rows (about 2.8 MiB
+     * of payload) or per 100 rows. Fenced at once when the head shows a newer epoch.
+     *
+     * @see WalStorageProvider#stage(LogId, Fence, EncodedBatch)
+     */
     @Override
     public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
         SpiChecks.stage(log, fence, batch, LIMITS);
@@ -340,6 +360,13 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- commit
 
+    /**
+     * Publishes every staged batch up to {@code throughOffset} with one transaction: the head's conditional
+     * UPDATE plus one manifest row (more than 10,000 batches take one
+     * such transaction per group, in order). Requests: 1 query + 1 transaction.
+     *
+     * @see WalStorageProvider#commit(LogId, Fence, long)
+     */
     @Override
     public void commit(LogId log, Fence fence, long throughOffset) {
         SpiChecks.commit(log, fence, throughOffset);
@@ -422,6 +449,12 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- abort
 
+    /**
+     * Deletes the batch's data rows (header first) when it is still staged under the receipt's epoch, which must
+     * be the fence's.
+     *
+     * @see WalStorageProvider#abort(LogId, Fence, StagedBatch)
+     */
     @Override
     public void abort(LogId log, Fence fence, StagedBatch staged) {
         SpiChecks.abort(log, fence, staged);
@@ -452,6 +485,13 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- read
 
+    /**
+     * Reads the head, the manifest rows from {@code fromExclusive} on, and the data rows of the batches needed,
+     * with one range query (decoded batches are cached, so small pages do not re-read them). A page plans at most
+     * 16 MiB of batches beyond the first. Requests for a page: 1 read + manifest and data query pages.
+     *
+     * @see WalStorageProvider#read(LogId, long, int, long)
+     */
     @Override
     public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
         SpiChecks.read(log, fromExclusive, maxEntries, maxBytes);
@@ -586,6 +626,11 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- state
 
+    /**
+     * One point read of the head row; {@link LogState#physicalBytes()} is -1 (not tracked) for an existing log.
+     *
+     * @see WalStorageProvider#state(LogId)
+     */
     @Override
     public LogState state(LogId log) {
         Objects.requireNonNull(log, "log");
@@ -601,6 +646,12 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- trim
 
+    /**
+     * Writes the new watermark (and the retained byte count, which needs the batch that straddles it) to the head
+     * with If-Match first, then deletes manifest and data rows at or below it.
+     *
+     * @see WalStorageProvider#trim(LogId, Fence, long)
+     */
     @Override
     public void trim(LogId log, Fence fence, long throughInclusive) {
         SpiChecks.trim(log, fence, throughInclusive);
@@ -711,6 +762,13 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- reconcile
 
+    /**
+     * Rolls back: deletes every data row above the tail staged under this or an older epoch (headers first),
+     * finishes an interrupted trim, and deletes checkpoint chunks no head or index row references that older
+     * epochs wrote. Never rolls forward.
+     *
+     * @see WalStorageProvider#reconcile(LogId, Fence)
+     */
     @Override
     public ReconcileResult reconcile(LogId log, Fence fence) {
         SpiChecks.logAndFence(log, fence);
@@ -781,12 +839,24 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     // ---------------------------------------------------------------------------------------------------- listings
 
+    /**
+     * Checkpoints are chunk rows in their own partition, published by one conditional head update (plus an index
+     * row), so a reader sees the old or the new one; a replaced one's chunks are deleted after the flip.
+     *
+     * @return the store (same instance every call)
+     * @throws IllegalStateException when closed
+     */
     @Override
     public CheckpointStore checkpoints() {
         ensureOpen();
         return checkpoints;
     }
 
+    /**
+     * Lists the head rows of the tree's log partitions (one query over a PartitionKey range).
+     *
+     * @see WalStorageProvider#logs(String)
+     */
     @Override
     public List<LogId> logs(String tree) {
         LogId.validateTreeName(tree);
@@ -805,6 +875,11 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         return out;
     }
 
+    /**
+     * Lists every head row (a query over all log partitions; pages may come back empty with a continuation token).
+     *
+     * @see WalStorageProvider#trees()
+     */
     @Override
     public List<String> trees() {
         ensureOpen();

@@ -240,6 +240,8 @@ class ServiceLimitBoundaryTest {
         o.provider().append(LOG, f, over);
         List<List<TableTransactionAction>> txns = dataTransactions(o.recording(), before);
         assertThat(txns.size()).as("each batch needs two transactions").isEqualTo(4);
+        System.out.println("largest request body of the 4 MiB boundary batches: " + AzuriteTables.largestBody()
+                + " bytes (limit " + AzuriteTables.MAX_REQUEST_BODY_BYTES + ")");
         assertThat(AzuriteTables.largestBody()).as("transactions use the room under 4 MiB")
                 .isGreaterThan(3L << 20).isLessThanOrEqualTo(AzuriteTables.MAX_REQUEST_BODY_BYTES);
 
