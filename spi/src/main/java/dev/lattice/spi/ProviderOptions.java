@@ -157,6 +157,33 @@ public final class ProviderOptions {
     }
 
     /**
+     * A decimal option within bounds.
+     *
+     * @param name the option name
+     * @param defaultValue returned when absent
+     * @param min lowest allowed value, inclusive
+     * @param max highest allowed value, inclusive
+     * @return the value
+     * @throws IllegalArgumentException if it is not a finite number or out of bounds
+     */
+    public double getDouble(String name, double defaultValue, double min, double max) {
+        String v = values.get(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        double parsed;
+        try {
+            parsed = Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option '" + name + "' must be a number, got '" + v + "'", e);
+        }
+        if (!Double.isFinite(parsed) || parsed < min || parsed > max) {
+            throw new IllegalArgumentException("option '" + name + "' must be in " + min + ".." + max + ", got " + v);
+        }
+        return parsed;
+    }
+
+    /**
      * @param name the option name
      * @param defaultValue returned when absent
      * @return the value

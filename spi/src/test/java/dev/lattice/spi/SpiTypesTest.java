@@ -90,6 +90,9 @@ class SpiTypesTest {
         assertThat(o.getLong("a", 0, 0, 10)).as("explicit map wins over the query").isEqualTo(2);
         assertThat(o.getDuration("d", Duration.ZERO)).isEqualTo(Duration.ofSeconds(5));
         assertThat(o.getBoolean("b", false)).isTrue();
+        assertThat(o.getDouble("a", 0, 0, 10)).isEqualTo(2.0);
+        assertThatThrownBy(() -> o.getDouble("s", 0, 0, 10)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("number");
         assertThat(o.get("s")).isEqualTo("a b");
         assertThat(o.getEnum("absent", DurabilityLevel.class, DurabilityLevel.MEMORY)).isEqualTo(DurabilityLevel.MEMORY);
         assertThatThrownBy(() -> o.getLong("a", 0, 5, 10)).isInstanceOf(IllegalArgumentException.class)
