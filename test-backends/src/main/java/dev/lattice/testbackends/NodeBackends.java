@@ -58,6 +58,7 @@ public final class NodeBackends {
      * @throws BackendStartException if the folder cannot be found, npm is missing, or {@code npm ci} fails or
      *     times out ({@value #NPM_TIMEOUT_MINUTES} min); the message names the command and its output
      */
+    @SuppressWarnings("try") // the file lock is held for the try block's duration, not used in it
     public static synchronized Path ensureInstalled() {
         if (installed != null) {
             return installed;

@@ -1,5 +1,6 @@
 package dev.lattice.provider.azure.tables;
 
+import com.azure.core.http.HttpHeaderName;
 import com.azure.core.http.HttpPipelineCallContext;
 import com.azure.core.http.HttpPipelineNextPolicy;
 import com.azure.core.http.HttpResponse;
@@ -93,7 +94,7 @@ final class AzuriteTables {
     private static final class BodySizePolicy implements HttpPipelinePolicy {
         @Override
         public Mono<HttpResponse> process(HttpPipelineCallContext context, HttpPipelineNextPolicy next) {
-            String length = context.getHttpRequest().getHeaders().getValue("Content-Length");
+            String length = context.getHttpRequest().getHeaders().getValue(HttpHeaderName.CONTENT_LENGTH);
             if (length != null) {
                 long n = Long.parseLong(length);
                 LARGEST_BODY.accumulateAndGet(n, Math::max);

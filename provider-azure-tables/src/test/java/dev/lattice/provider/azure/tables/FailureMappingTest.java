@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.azure.core.http.HttpClient;
+import com.azure.core.http.HttpHeaderName;
 import com.azure.core.http.HttpHeaders;
 import com.azure.core.http.HttpRequest;
 import com.azure.core.http.HttpResponse;
@@ -59,8 +60,10 @@ class FailureMappingTest {
             attempts.incrementAndGet();
             byte[] body = ("{\"odata.error\":{\"code\":\"" + code + "\",\"message\":{\"lang\":\"en-US\",\"value\":\""
                     + "injected by the test\"}}}").getBytes(StandardCharsets.UTF_8);
-            HttpHeaders headers = new HttpHeaders().set("Content-Type", "application/json;odata=minimalmetadata")
-                    .set("x-ms-error-code", code).set("Content-Length", String.valueOf(body.length));
+            HttpHeaders headers = new HttpHeaders()
+                    .set(HttpHeaderName.CONTENT_TYPE, "application/json;odata=minimalmetadata")
+                    .set(HttpHeaderName.fromString("x-ms-error-code"), code)
+                    .set(HttpHeaderName.CONTENT_LENGTH, String.valueOf(body.length));
             return Mono.just(new HttpResponse(request) {
                 @Override
                 public int getStatusCode() {
@@ -68,8 +71,9 @@ class FailureMappingTest {
                 }
 
                 @Override
+                @Deprecated
                 public String getHeaderValue(String name) {
-                    return headers.getValue(name);
+                    return headers.getValue(HttpHeaderName.fromString(name));
                 }
 
                 @Override
