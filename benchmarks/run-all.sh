@@ -2,8 +2,8 @@
 # Regenerates every benchmark table and chart: YCSB A-F and the RocksDB peer comparison, then the JMH suite.
 # Small scale (default) finishes in under 10 minutes on a 2-core machine; --full runs the full scale (1M records
 # for recovery, 100k-record YCSB, longer JMH). Charts go to docs/img/, tables to benchmarks/target/results/ and
-# between the generated:peer / generated:jmh markers of docs/benchmarks.md. Further options go to
-# dev.lattice.bench.RunAll (--only peer,jmh, --recovery-records N, --work DIR).
+# between the generated:* markers of docs/benchmarks.md. Further options go to
+# dev.lattice.bench.RunAll (--only ycsb,direct,recovery,jmh, --recovery-records N, --work DIR).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

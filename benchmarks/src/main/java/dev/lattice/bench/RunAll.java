@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -23,7 +22,8 @@ import java.util.List;
  * {@code <!-- generated:NAME:begin -->} and {@code <!-- generated:NAME:end -->} in {@code --docs} (nothing else of
  * that file is touched; a file without the markers is left alone).
  *
- * <p>Options: {@code --full} (full scale: 1M records for recovery, longer JMH), {@code --only peer,jmh},
+ * <p>Options: {@code --full} (full scale: 1M records for recovery, longer JMH), {@code --only ycsb,direct,recovery,jmh}
+ * ({@code peer} = the first three),
  * {@code --recovery-records N}, {@code --docs FILE} (default {@code docs/benchmarks.md}), {@code --img DIR} (default
  * {@code docs/img}), {@code --work DIR} (default {@code benchmarks/target/bench-data}), {@code --results DIR}
  * (default {@code benchmarks/target/results}). Exit code 0, 2 for bad usage, 1 when a benchmark fails.
@@ -43,7 +43,7 @@ public final class RunAll {
         System.setProperty("java.awt.headless", "true");
         System.setErr(new QuietErr(System.err));
         boolean full = false;
-        List<String> only = List.of("peer", "jmh");
+        List<String> only = List.of("ycsb", "direct", "recovery", "jmh");
         Integer recoveryRecords = null;
         Path docs = Path.of("docs/benchmarks.md");
         Path img = Path.of("docs/img");
@@ -53,7 +53,7 @@ public final class RunAll {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--full" -> full = true;
-                    case "--only" -> only = Arrays.asList(args[++i].split(","));
+                    case "--only" -> only = parts(args[++i]);
                     case "--recovery-records" -> recoveryRecords = Integer.parseInt(args[++i]);
                     case "--docs" -> docs = Path.of(args[++i]);
                     case "--img" -> img = Path.of(args[++i]);
@@ -62,17 +62,12 @@ public final class RunAll {
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
-            for (String o : only) {
-                if (!o.equals("peer") && !o.equals("jmh")) {
-                    throw new IllegalArgumentException("--only takes peer and/or jmh, got " + o);
-                }
-            }
             if (recoveryRecords != null && recoveryRecords < 0) {
                 throw new IllegalArgumentException("--recovery-records must be >= 0");
             }
         } catch (RuntimeException e) {
-            System.err.println("run-all: " + e.getMessage()
-                    + " (options: --full --only peer,jmh --recovery-records N --docs F --img D --work D --results D)");
+            System.err.println("run-all: " + e.getMessage() + " (options: --full --only ycsb,direct,recovery,jmh "
+                    + "--recovery-records N --docs F --img D --work D --results D)");
             System.exit(2);
             return;
         }
@@ -80,18 +75,26 @@ public final class RunAll {
         long t0 = System.nanoTime();
         try {
             Files.createDirectories(results);
-            if (only.contains("peer")) {
+            if (only.contains("ycsb") || only.contains("direct") || only.contains("recovery")) {
                 PeerComparison.Settings s = new PeerComparison.Settings(work, img,
-                        List.of("a", "b", "c", "d", "e", "f"), List.of(1, 16, 64),
+                        only.contains("ycsb") ? List.of("a", "b", "c", "d", "e", "f") : List.of(), List.of(1, 16, 64),
                         full ? 100_000 : 5_000, full ? 100_000 : 10_000, Durability.PAGE_CACHE,
-                        List.of(Durability.PAGE_CACHE, Durability.FSYNC),
+                        only.contains("direct") ? List.of(Durability.PAGE_CACHE, Durability.FSYNC) : List.of(),
                         full ? 200_000 : 20_000, full ? 20_000 : 2_000, full ? 500_000 : 50_000, 1_000,
-                        recoveryRecords != null ? recoveryRecords : full ? 1_000_000 : 200_000, 8, full ? 3 : 2);
+                        !only.contains("recovery") ? 0
+                                : recoveryRecords != null ? recoveryRecords : full ? 1_000_000 : 200_000,
+                        8, full ? 3 : 2);
                 PeerComparison.Report r = PeerComparison.run(s, RunAll::progress);
-                String md = header("peer", scale) + r.markdown() + "![YCSB throughput](img/peer-ycsb-throughput.png)\n\n"
-                        + "![Direct put/get throughput](img/peer-direct-throughput.png)\n\n"
-                        + (r.recovery().isEmpty() ? "" : "![Open/recovery time](img/peer-recovery.png)\n");
-                publish(docs, results, "peer", md);
+                String[][] images = {{"ycsb", "img/peer-ycsb-throughput.png", "YCSB throughput ratio"},
+                    {"direct", "img/peer-direct-throughput.png", "Direct put/get ratios"},
+                    {"recovery", "img/peer-recovery.png", "Open/recovery time"}};
+                for (String[] part : images) {
+                    String md = r.parts().get(part[0]);
+                    if (md != null) {
+                        publish(docs, results, part[0], header(part[0], scale) + md + "\n![" + part[2] + "]("
+                                + part[1] + ")\n");
+                    }
+                }
             }
             if (only.contains("jmh")) {
                 JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : 500,
@@ -123,6 +126,19 @@ public final class RunAll {
                 super.println(x);
             }
         }
+    }
+
+    private static List<String> parts(String arg) {
+        List<String> out = new ArrayList<>();
+        for (String p : arg.split(",")) {
+            switch (p) {
+                case "peer" -> out.addAll(List.of("ycsb", "direct", "recovery"));
+                case "ycsb", "direct", "recovery", "jmh" -> out.add(p);
+                default -> throw new IllegalArgumentException("--only takes ycsb, direct, recovery, jmh (peer = the "
+                        + "first three), got " + p);
+            }
+        }
+        return out;
     }
 
     private static String header(String name, String scale) {

@@ -1,5 +1,6 @@
 package dev.lattice.bench.peer;
 
+import dev.lattice.bench.report.ContextSwitches;
 import dev.lattice.bench.report.Cpu;
 import org.HdrHistogram.Histogram;
 
@@ -31,9 +32,11 @@ public final class DirectHarness {
      * @param p50Us median latency, microseconds
      * @param p99Us 99th percentile latency, microseconds
      * @param cpuCores CPU time of this process over the phase's wall time (2.0 = two cores busy)
+     * @param switchesPerOp voluntary context switches of all this process's threads per operation (Linux; NaN
+     *     elsewhere)
      */
     public record PhaseResult(String operation, int threads, long operations, double opsPerSecond, double p50Us,
-                              double p99Us, double cpuCores) {
+                              double p99Us, double cpuCores, double switchesPerOp) {
     }
 
     /** A store operation that may throw. */
@@ -82,6 +85,7 @@ public final class DirectHarness {
 
     private static PhaseResult phase(String name, int threads, int total, Op op) {
         List<Histogram> histograms = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicLong workerSwitches = new java.util.concurrent.atomic.AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> workers = new ArrayList<>();
@@ -91,8 +95,10 @@ public final class DirectHarness {
             int thread = t;
             Supplier<Runnable> body = () -> () -> {
                 SplittableRandom random = new SplittableRandom(1000 + thread);
+                long sw0 = -1;
                 try {
                     start.await();
+                    sw0 = ContextSwitches.currentThread();
                     for (long i = thread; i < total && failure.get() == null; i += threads) {
                         long t0 = System.nanoTime();
                         op.run(thread, i, random);
@@ -100,12 +106,18 @@ public final class DirectHarness {
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
+                } finally {
+                    long sw1 = ContextSwitches.currentThread();
+                    if (sw0 >= 0 && sw1 >= 0) {
+                        workerSwitches.addAndGet(sw1 - sw0);
+                    }
                 }
             };
             Thread w = new Thread(body.get(), "direct-" + name + "-" + t);
             workers.add(w);
             w.start();
         }
+        java.util.Map<String, Long> others0 = ContextSwitches.perThread();
         long t0 = System.nanoTime();
         long cpu0 = Cpu.processNanos();
         start.countDown();
@@ -119,12 +131,16 @@ public final class DirectHarness {
         }
         long wall = System.nanoTime() - t0;
         double cores = Cpu.cores(Cpu.processNanos() - cpu0, wall);
+        java.util.Map<String, Long> others1 = ContextSwitches.perThread();
+        // the workers have ended: their own counts came from themselves; the rest from the live threads
+        double switches = others0.isEmpty() ? Double.NaN
+                : (double) (ContextSwitches.delta(others0, others1) + workerSwitches.get()) / Math.max(1, total);
         if (failure.get() != null) {
             throw new IllegalStateException(name + " failed: " + failure.get(), failure.get());
         }
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         histograms.forEach(all::add);
         return new PhaseResult(name, threads, all.getTotalCount(), all.getTotalCount() * 1e9 / wall,
-                all.getValueAtPercentile(50) / 1e3, all.getValueAtPercentile(99) / 1e3, cores);
+                all.getValueAtPercentile(50) / 1e3, all.getValueAtPercentile(99) / 1e3, cores, switches);
     }
 }

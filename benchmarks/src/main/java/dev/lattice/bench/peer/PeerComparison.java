@@ -85,10 +85,16 @@ public final class PeerComparison {
      * @param ycsb the YCSB cases
      * @param direct the direct-harness cases
      * @param recovery the recovery measurements
-     * @param markdown the tables
+     * @param parts the Markdown of each part that ran ({@code ycsb}, {@code direct}, {@code recovery}), each starting
+     *     with a line about the machine
      */
     public record Report(List<YcsbCase> ycsb, List<DirectCase> direct, List<RecoveryHarness.Result> recovery,
-                         String markdown) {
+                         Map<String, String> parts) {
+
+        /** @return every part's Markdown, in order */
+        public String markdown() {
+            return String.join("\n", parts.values());
+        }
     }
 
     /**
@@ -159,7 +165,7 @@ public final class PeerComparison {
             }
         }
         double load1 = Machine.loadAverage();
-        String md = render(s, ycsb, direct, recovery, load0, load1);
+        Map<String, String> md = render(s, ycsb, direct, recovery, load0, load1);
         if (s.imgDir() != null) {
             charts(s, ycsb, direct, recovery);
         }
@@ -281,13 +287,16 @@ public final class PeerComparison {
         return Spread.of(l.stream().map(x -> f.applyAsDouble(x)).toList());
     }
 
-    private static String render(Settings s, List<YcsbCase> ycsb, List<DirectCase> direct,
-                                 List<RecoveryHarness.Result> recovery, double load0, double load1) {
+    private static Map<String, String> render(Settings s, List<YcsbCase> ycsb, List<DirectCase> direct,
+                                              List<RecoveryHarness.Result> recovery, double load0, double load1) {
+        Map<String, String> parts = new LinkedHashMap<>();
+        String machine = String.format(Locale.ROOT, "Machine: %s; load average %.1f at the start of the peer run, "
+                + "%.1f at its end.", Machine.describe(), load0, load1);
+        String pairs = String.format(Locale.ROOT, " Each case pair ran %d time(s), the two stores back to back in "
+                + "alternating order; ratios are the median of the pairs, with their range.", s.repeats());
         StringBuilder md = new StringBuilder();
-        md.append(String.format(Locale.ROOT, "Machine: %s; load average %.1f at the start, %.1f at the end. "
-                + "Each case pair ran %d time(s), the two stores back to back in alternating order; ratios are the "
-                + "median of the pairs, with their range.%n%n", Machine.describe(), load0, load1, s.repeats()));
         if (!ycsb.isEmpty()) {
+            md.append(machine).append(pairs).append("\n\n");
             md.append(String.format(Locale.ROOT, "**YCSB run phase** (%s records loaded, %s operations, durability "
                             + "%s, Lattice %d partitions). Throughput ratio > 1: Lattice faster; p99 ratio > 1: Lattice "
                             + "slower. CPU cores: process CPU time over wall time (2 = both cores).%n%n",
@@ -318,16 +327,21 @@ public final class PeerComparison {
                     }
                 }
             }
-            md.append(t.render()).append('\n');
+            md.append(t.render());
+            parts.put("ycsb", md.toString());
+            md = new StringBuilder();
         }
         if (!direct.isEmpty()) {
+            md.append(machine).append(pairs).append("\n\n");
             md.append(String.format(Locale.ROOT, "**Direct put/get** (%s-byte values; %s puts per case at page cache, "
-                            + "%s at fsync, distinct keys; then %s gets of random written keys).%n%n",
+                            + "%s at fsync, distinct keys; then %s gets of random written keys). Ctx switches/op: "
+                            + "voluntary context switches of all the process's threads per operation (a thread "
+                            + "blocked and woken), from /proc.%n%n",
                     MdTable.count(s.valueBytes()), MdTable.count(s.directPuts()), MdTable.count(s.directFsyncPuts()),
                     MdTable.count(s.directGets())));
             MdTable t = new MdTable("durability", "operation", ">threads", ">throughput Lattice/RocksDB", ">range",
                     ">p50 Lattice/RocksDB", ">p99 Lattice/RocksDB", ">CPU cores Lattice / RocksDB",
-                    ">Lattice entries/commit");
+                    ">ctx switches/op Lattice / RocksDB", ">Lattice entries/commit");
             for (Durability d : s.durabilities()) {
                 for (String op : List.of("put", "get")) {
                     for (int th : s.threads()) {
@@ -339,19 +353,25 @@ public final class PeerComparison {
                                 Spread.of(pairs(l, r, c -> c.phase().p99Us())).ratio(),
                                 each(l, c -> c.phase().cpuCores()).plain(2) + " / "
                                         + each(r, c -> c.phase().cpuCores()).plain(2),
+                                each(l, c -> c.phase().switchesPerOp()).plain(2) + " / "
+                                        + each(r, c -> c.phase().switchesPerOp()).plain(2),
                                 each(l, DirectCase::entriesPerCommit).plain(1));
                     }
                 }
             }
-            md.append(t.render()).append('\n');
+            md.append(t.render());
+            parts.put("direct", md.toString());
+            md = new StringBuilder();
         }
         if (!recovery.isEmpty()) {
+            md.append(machine).append("\n\n");
             md.append(String.format(Locale.ROOT, "**Open/recovery** after %s records of %s bytes (loaded in a child "
                     + "JVM in batches of 1,000 at page-cache durability; open timed once in this warm JVM; the "
                     + "milliseconds are this run's, on this busy machine).%n%n",
                     MdTable.count(recovery.get(0).records()), MdTable.count(s.valueBytes())));
             MdTable t = new MdTable("reopen", ">Lattice open ms", ">RocksDB open ms", ">Lattice/RocksDB",
-                    ">Lattice on disk", ">RocksDB on disk", "all records back");
+                    ">Lattice on disk", ">RocksDB on disk", ">Lattice replayed entries", ">Lattice checkpoint read",
+                    ">RocksDB WAL files", "all records back");
             for (String reopen : List.of("clean", "crash")) {
                 RecoveryHarness.Result l = recovery.stream().filter(r -> r.kind() == KvStore.Kind.LATTICE
                         && r.reopen().equals(reopen)).findFirst().orElseThrow();
@@ -359,11 +379,13 @@ public final class PeerComparison {
                         && x.reopen().equals(reopen)).findFirst().orElseThrow();
                 t.row(reopen.equals("clean") ? "after a clean close" : "after SIGKILL", MdTable.fixed(l.openMs(), 0),
                         MdTable.fixed(r.openMs(), 0), MdTable.ratio(l.openMs(), r.openMs()), mib(l.diskBytes()),
-                        mib(r.diskBytes()), l.verified() && r.verified() ? "yes" : "NO");
+                        mib(r.diskBytes()), MdTable.count(l.replayEntries()), mib(l.checkpointBytes()),
+                        mib(r.walBytes()), l.verified() && r.verified() ? "yes" : "NO");
             }
-            md.append(t.render()).append('\n');
+            md.append(t.render());
+            parts.put("recovery", md.toString());
         }
-        return md.toString();
+        return parts;
     }
 
     private static String mib(long bytes) {
@@ -382,9 +404,9 @@ public final class PeerComparison {
                             "throughput Lattice/RocksDB", w.toUpperCase(Locale.ROOT) + ", " + th + " thr");
                 }
             }
-            Charts.bars(s.imgDir().resolve("peer-ycsb-throughput.png"), "YCSB run phase, Lattice (Chronicle) / "
+            Charts.ratioBars(s.imgDir().resolve("peer-ycsb-throughput.png"), "YCSB run phase, Lattice (Chronicle) / "
                     + "RocksDB throughput, " + s.ycsbDurability().label() + " (> 1: Lattice faster)",
-                    "workload, client threads", "ratio (log scale)", d, true);
+                    "workload, client threads", "ratio (log scale)", d);
         }
         if (!direct.isEmpty()) {
             DefaultCategoryDataset d = Charts.dataset();
@@ -401,8 +423,8 @@ public final class PeerComparison {
                     }
                 }
             }
-            Charts.bars(s.imgDir().resolve("peer-direct-throughput.png"), "Direct put/get, Lattice (Chronicle) / "
-                    + "RocksDB", "operation, durability, client threads", "ratio (log scale)", d, true);
+            Charts.ratioBars(s.imgDir().resolve("peer-direct-throughput.png"), "Direct put/get, Lattice (Chronicle) / "
+                    + "RocksDB", "operation, durability, client threads", "ratio (log scale)", d);
         }
         if (!recovery.isEmpty()) {
             DefaultCategoryDataset d = Charts.dataset();

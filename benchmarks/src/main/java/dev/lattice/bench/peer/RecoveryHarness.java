@@ -36,9 +36,12 @@ public final class RecoveryHarness {
      * @param openMs time to open until reads are served, milliseconds
      * @param diskBytes bytes of the store's directory before the open
      * @param verified true when the reopened store held exactly {@code records} keys
+     * @param replayEntries Lattice: log entries replayed by the open (-1 for RocksDB)
+     * @param checkpointBytes Lattice: checkpoint bytes loaded by the open (-1 for RocksDB)
+     * @param walBytes RocksDB: bytes of its WAL files ({@code *.log}) before the open (-1 for Lattice)
      */
     public record Result(KvStore.Kind kind, Durability durability, String reopen, int records, double openMs,
-                         long diskBytes, boolean verified) {
+                         long diskBytes, boolean verified, long replayEntries, long checkpointBytes, long walBytes) {
     }
 
     /**
@@ -59,12 +62,15 @@ public final class RecoveryHarness {
         warm(kind, dir.resolveSibling(dir.getFileName() + "-warm"), durability, partitions);
         child(kind, dir, durability, crash, records, valueBytes, partitions);
         long disk = size(dir);
+        long wal = kind == KvStore.Kind.ROCKSDB ? walBytes(dir) : -1;
         long t0 = System.nanoTime();
         KvStore store = KvStore.open(kind, dir, durability, partitions);
         double openMs = (System.nanoTime() - t0) / 1e6;
         try {
+            dev.lattice.engine.LatticeStats st = store.latticeStats();
             long n = store.count();
-            return new Result(kind, durability, crash ? "crash" : "clean", records, openMs, disk, n == records);
+            return new Result(kind, durability, crash ? "crash" : "clean", records, openMs, disk, n == records,
+                    st == null ? -1 : st.replayEntries(), st == null ? -1 : st.replayCheckpointBytes(), wal);
         } finally {
             store.close();
             delete(dir);
@@ -161,6 +167,20 @@ public final class RecoveryHarness {
         }
         try (Stream<Path> s = Files.walk(dir)) {
             return s.filter(Files::isRegularFile).mapToLong(f -> {
+                try {
+                    return Files.size(f);
+                } catch (IOException e) {
+                    return 0;
+                }
+            }).sum();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    private static long walBytes(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(f -> f.getFileName().toString().endsWith(".log")).mapToLong(f -> {
                 try {
                     return Files.size(f);
                 } catch (IOException e) {
