@@ -101,7 +101,11 @@ class KillTest {
                 if (hang) {
                     long[] torn = groups.get(groups.size() - 1);
                     assertThat(tail).as("the half-written group is not visible, " + where).isEqualTo(torn[0] - 1);
-                    assertThat(removed).as("its first frame is a discarded leftover, " + where).isEqualTo(1);
+                    // The torn group's first frame is discarded. A fresh instance's scan also reports older
+                    // leftovers (torn frames of earlier rounds) again while they lie above the trim watermark: the
+                    // queue is append-only, so they stay on disk until a trim passes them. Hence a range.
+                    assertThat(removed).as("its first frame is a discarded leftover, " + where)
+                            .isBetween(1L, (long) round + 1);
                     tornGroups++;
                 }
                 verifyDense(p, log, s.trimWatermark(), tail, where);
