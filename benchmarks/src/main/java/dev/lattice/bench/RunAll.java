@@ -22,7 +22,7 @@ import java.util.List;
  * {@code <!-- generated:NAME:begin -->} and {@code <!-- generated:NAME:end -->} in {@code --docs} (nothing else of
  * that file is touched; a file without the markers is left alone).
  *
- * <p>Options: {@code --full} (full scale: 1M records for recovery, longer JMH), {@code --only ycsb,direct,recovery,jmh}
+ * <p>Options: {@code --full} (full scale: 100k-record YCSB, more direct calls, 3 repeats, longer JMH), {@code --only ycsb,direct,recovery,jmh}
  * ({@code peer} = the first three),
  * {@code --recovery-records N}, {@code --docs FILE} (default {@code docs/benchmarks.md}), {@code --img DIR} (default
  * {@code docs/img}), {@code --work DIR} (default {@code benchmarks/target/bench-data}), {@code --results DIR}
@@ -82,7 +82,7 @@ public final class RunAll {
                         only.contains("direct") ? List.of(Durability.PAGE_CACHE, Durability.FSYNC) : List.of(),
                         full ? 200_000 : 20_000, full ? 20_000 : 2_000, full ? 500_000 : 50_000, 1_000,
                         !only.contains("recovery") ? 0
-                                : recoveryRecords != null ? recoveryRecords : full ? 1_000_000 : 200_000,
+                                : recoveryRecords != null ? recoveryRecords : 1_000_000,
                         8, full ? 3 : 2);
                 PeerComparison.Report r = PeerComparison.run(s, RunAll::progress);
                 String[][] images = {{"ycsb", "img/peer-ycsb-throughput.png", "YCSB throughput ratio"},
