@@ -57,7 +57,7 @@ import java.util.Optional;
  *
  * <p>Thread-safe when the delegate is.
  */
-public final class LimitEnforcingProvider implements WalStorageProvider {
+public final class LimitEnforcingProvider extends ForwardingProvider {
 
     /** Builds a {@link ProviderLimits} for a service; every limit not set is unbounded. Not thread-safe. */
     public static final class ServiceLimitsBuilder {
@@ -114,7 +114,6 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
         }
     }
 
-    private final WalStorageProvider delegate;
     private final ProviderLimits service;
     private final ProviderDescriptor descriptor;
     private final CheckpointStore checkpoints = new EnforcingCheckpoints();
@@ -131,7 +130,7 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
     }
 
     private LimitEnforcingProvider(WalStorageProvider delegate, ProviderLimits serviceLimits, boolean clamp) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
         this.service = Objects.requireNonNull(serviceLimits, "serviceLimits");
         ProviderDescriptor d = delegate.describe();
         this.descriptor = clamp ? new ProviderDescriptor(d.name(), d.version(), tighter(d.limits(), service),
@@ -198,10 +197,6 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
         return service;
     }
 
-    /** @return the wrapped provider */
-    public WalStorageProvider delegate() {
-        return delegate;
-    }
 
     private static ProviderLimits tighter(ProviderLimits a, ProviderLimits b) {
         return new ProviderLimits(Math.min(a.maxEntryBytes(), b.maxEntryBytes()),
@@ -236,10 +231,6 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
         return descriptor;
     }
 
-    @Override
-    public Fence claim(LogId log) {
-        return delegate.claim(log);
-    }
 
     /**
      * Stages through the delegate, enforcing the service's limits as described on the class.
@@ -263,35 +254,11 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
                 + "its own declared limits and the service's: " + violation + " (receipt " + s + ")");
     }
 
-    @Override
-    public void commit(LogId log, Fence fence, long throughOffset) {
-        delegate.commit(log, fence, throughOffset);
-    }
 
-    @Override
-    public void abort(LogId log, Fence fence, StagedBatch staged) {
-        delegate.abort(log, fence, staged);
-    }
 
-    @Override
-    public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
-        return delegate.read(log, fromExclusive, maxEntries, maxBytes);
-    }
 
-    @Override
-    public LogState state(LogId log) {
-        return delegate.state(log);
-    }
 
-    @Override
-    public void trim(LogId log, Fence fence, long throughInclusive) {
-        delegate.trim(log, fence, throughInclusive);
-    }
 
-    @Override
-    public ReconcileResult reconcile(LogId log, Fence fence) {
-        return delegate.reconcile(log, fence);
-    }
 
     /** @return an enforcing view of the delegate's checkpoint store (same instance on every call) */
     @Override
@@ -299,20 +266,8 @@ public final class LimitEnforcingProvider implements WalStorageProvider {
         return checkpoints;
     }
 
-    @Override
-    public List<LogId> logs(String tree) {
-        return delegate.logs(tree);
-    }
 
-    @Override
-    public List<String> trees() {
-        return delegate.trees();
-    }
 
-    @Override
-    public void close() {
-        delegate.close();
-    }
 
     /** Counts the bytes the provider reads from a checkpoint stream; fails past {@code hardLimit}. */
     private static final class LimitedStream extends FilterInputStream {
