@@ -3,7 +3,9 @@ package dev.lattice.bench;
 import dev.lattice.bench.jmh.JmhSuite;
 import dev.lattice.bench.peer.Durability;
 import dev.lattice.bench.peer.PeerComparison;
+import dev.lattice.bench.providers.ProviderYcsb;
 import dev.lattice.bench.report.Machine;
+import dev.lattice.bench.ycsb.YcsbRunner;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,7 +24,7 @@ import java.util.List;
  * {@code <!-- generated:NAME:begin -->} and {@code <!-- generated:NAME:end -->} in {@code --docs} (nothing else of
  * that file is touched; a file without the markers is left alone).
  *
- * <p>Options: {@code --full} (full scale: 100k-record YCSB, more direct calls, 3 repeats, longer JMH), {@code --only ycsb,direct,recovery,jmh}
+ * <p>Options: {@code --full} (full scale: 100k-record YCSB, more direct calls, 3 repeats, longer JMH), {@code --only ycsb,direct,recovery,providers,jmh}
  * ({@code peer} = the first three),
  * {@code --recovery-records N}, {@code --docs FILE} (default {@code docs/benchmarks.md}), {@code --img DIR} (default
  * {@code docs/img}), {@code --work DIR} (default {@code benchmarks/target/bench-data}), {@code --results DIR}
@@ -41,9 +43,9 @@ public final class RunAll {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         System.setProperty("java.awt.headless", "true");
-        System.setErr(new QuietErr(System.err));
+        YcsbRunner.quietDbWrapperNotice(true);
         boolean full = false;
-        List<String> only = List.of("ycsb", "direct", "recovery", "jmh");
+        List<String> only = List.of("ycsb", "direct", "recovery", "providers", "jmh");
         Integer recoveryRecords = null;
         Path docs = Path.of("docs/benchmarks.md");
         Path img = Path.of("docs/img");
@@ -66,7 +68,7 @@ public final class RunAll {
                 throw new IllegalArgumentException("--recovery-records must be >= 0");
             }
         } catch (RuntimeException e) {
-            System.err.println("run-all: " + e.getMessage() + " (options: --full --only ycsb,direct,recovery,jmh "
+            System.err.println("run-all: " + e.getMessage() + " (options: --full --only ycsb,direct,recovery,providers,jmh "
                     + "--recovery-records N --docs F --img D --work D --results D)");
             System.exit(2);
             return;
@@ -96,6 +98,13 @@ public final class RunAll {
                     }
                 }
             }
+            if (only.contains("providers")) {
+                ProviderYcsb.Settings s = new ProviderYcsb.Settings(work, img, ProviderYcsb.PROVIDERS,
+                        List.of("a", "b", "c", "d", "e", "f"), 16, full ? 10_000 : 1_000, full ? 20_000 : 3_000);
+                ProviderYcsb.Report r = ProviderYcsb.run(s, RunAll::progress);
+                publish(docs, results, "providers", header("providers", scale) + r.markdown()
+                        + "\n![YCSB per provider](img/providers-ycsb.png)\n");
+            }
             if (only.contains("jmh")) {
                 JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : 500,
                         full ? 10 : 4, full ? 1000 : 500, List.of(1, 2), new ArrayList<>(JmhSuite.OPERATIONS.keySet()),
@@ -114,28 +123,14 @@ public final class RunAll {
         System.exit(0);
     }
 
-    /** Standard error without YCSB's per-phase {@code DBWrapper: ...} line. */
-    private static final class QuietErr extends java.io.PrintStream {
-        QuietErr(java.io.PrintStream out) {
-            super(out, true, StandardCharsets.UTF_8);
-        }
-
-        @Override
-        public void println(String x) {
-            if (x == null || !x.startsWith("DBWrapper: ")) {
-                super.println(x);
-            }
-        }
-    }
-
     private static List<String> parts(String arg) {
         List<String> out = new ArrayList<>();
         for (String p : arg.split(",")) {
             switch (p) {
                 case "peer" -> out.addAll(List.of("ycsb", "direct", "recovery"));
-                case "ycsb", "direct", "recovery", "jmh" -> out.add(p);
-                default -> throw new IllegalArgumentException("--only takes ycsb, direct, recovery, jmh (peer = the "
-                        + "first three), got " + p);
+                case "ycsb", "direct", "recovery", "providers", "jmh" -> out.add(p);
+                default -> throw new IllegalArgumentException("--only takes ycsb, direct, recovery, providers, jmh "
+                        + "(peer = the first three), got " + p);
             }
         }
         return out;

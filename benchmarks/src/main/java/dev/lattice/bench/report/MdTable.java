@@ -83,9 +83,13 @@ public final class MdTable {
     /**
      * @param a numerator
      * @param b denominator
-     * @return {@code a/b} with 2 decimals and an {@code x}, or {@code n/a}
+     * @return {@code a/b} with 2 decimals (3 below 0.1) and an {@code x}, or {@code n/a}
      */
     public static String ratio(double a, double b) {
-        return b == 0 || Double.isNaN(a) || Double.isNaN(b) ? "n/a" : String.format(Locale.ROOT, "%.2fx", a / b);
+        if (b == 0 || Double.isNaN(a) || Double.isNaN(b)) {
+            return "n/a";
+        }
+        double r = a / b;
+        return String.format(Locale.ROOT, r < 0.1 ? "%.3fx" : "%.2fx", r);
     }
 }

@@ -49,6 +49,8 @@ public final class YcsbRunner {
     /** YCSB's latency percentiles this runner asks for (property {@code hdrhistogram.percentiles}). */
     public static final String PERCENTILES = "50,95,99";
 
+    private static volatile boolean quietNotice;
+
     private YcsbRunner() {
     }
 
@@ -109,6 +111,16 @@ public final class YcsbRunner {
      * @param run the run phase
      */
     public record Result(PhaseResult load, PhaseResult run) {
+    }
+
+    /**
+     * Drops YCSB's {@code DBWrapper: report latency for each error ...} notice altogether (by default it is printed
+     * once per phase): for harnesses that run many phases.
+     *
+     * @param quiet true to drop it
+     */
+    public static void quietDbWrapperNotice(boolean quiet) {
+        quietNotice = quiet;
     }
 
     /**
@@ -330,7 +342,7 @@ public final class YcsbRunner {
         public void println(String x) {
             if (x != null && x.startsWith(prefix)) {
                 synchronized (this) {
-                    if (seen) {
+                    if (seen || quietNotice) {
                         return;
                     }
                     seen = true;
