@@ -61,9 +61,10 @@ public final class ProviderYcsb {
      * @param workload the workload letter
      * @param load the load phase
      * @param run the run phase
+     * @param entriesPerCommit log entries per provider commit call in the run phase (NaN when nothing was written)
      */
     public record Case(String provider, String durability, String workload, YcsbRunner.PhaseResult load,
-                       YcsbRunner.PhaseResult run) {
+                       YcsbRunner.PhaseResult run, double entriesPerCommit) {
     }
 
     /**
@@ -151,13 +152,18 @@ public final class ProviderYcsb {
         try {
             String durability = lattice.providerDescriptor().durability().toString();
             YcsbRunner.PhaseResult load = YcsbRunner.phase(p, false);
+            dev.lattice.engine.LatticeStats before = lattice.stats();
             YcsbRunner.PhaseResult run = YcsbRunner.phase(p, true);
+            dev.lattice.engine.LatticeStats after = lattice.stats();
+            long commits = after.commitCalls() - before.commitCalls();
+            double perCommit = commits == 0 ? Double.NaN
+                    : (double) (after.entriesCommitted() - before.entriesCommitted()) / commits;
             long errors = load.errors() + run.errors();
             if (errors > 0) {
                 throw new IllegalStateException(errors + " YCSB operations returned ERROR on " + provider
                         + " (workload " + w + ")");
             }
-            return new Case(provider, durability, w, load, run);
+            return new Case(provider, durability, w, load, run, perCommit);
         } finally {
             try {
                 LatticeYcsbClient.unpin(uri);
@@ -289,12 +295,14 @@ public final class ProviderYcsb {
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "Machine: %s; load average %.1f at the start, %.1f at the end. %d "
                         + "client threads, %s records loaded and %s operations per workload, Lattice 8 partitions, "
-                        + "one run per case. Ratios are to the Chronicle provider (page cache) in the same run.%n%n",
+                        + "one run per case. Ratios are to the Chronicle provider (page cache) in the same run. Entries/commit: "
+                        + "log entries per provider commit call in the run phase. CPU cores: this process only (the "
+                        + "emulators run in their own processes on the same 2 cores).%n%n",
                 Machine.describe(), load0, load1, s.threads(), MdTable.count(s.records()),
                 MdTable.count(s.operations())));
         MdTable t = new MdTable("provider", "declared durability", "workload", ">load throughput / Chronicle",
                 ">run throughput / Chronicle", "read op", ">read p99 / Chronicle", "write op",
-                ">write p99 / Chronicle", ">CPU cores");
+                ">write p99 / Chronicle", ">entries/commit", ">CPU cores");
         for (String provider : PROVIDERS) {
             for (String w : s.workloads()) {
                 Case c = find(cases, provider, w);
@@ -308,7 +316,8 @@ public final class ProviderYcsb {
                         MdTable.ratio(c.load().throughput(), base.load().throughput()),
                         MdTable.ratio(c.run().throughput(), base.run().throughput()), r == null ? "" : r,
                         r == null ? "" : p99Ratio(c, base, r), wr == null ? "" : wr,
-                        wr == null ? "" : p99Ratio(c, base, wr), MdTable.fixed(c.run().cpuCores(), 2));
+                        wr == null ? "" : p99Ratio(c, base, wr), MdTable.fixed(c.entriesPerCommit(), 1),
+                        MdTable.fixed(c.run().cpuCores(), 2));
             }
         }
         md.append(t.render());
