@@ -79,6 +79,16 @@ class MoveTest {
             for (Future<?> f : fs) {
                 f.get(2, TimeUnit.MINUTES);
             }
+            // whatever the writers did after the flip, write some keys of the moved log now
+            int extra = 0;
+            for (int i = 0; extra < 20; i++) {
+                String k = "after-move-" + i;
+                if (TreeImpl.partitionOf(k, 4) == moved.partition()) {
+                    t.put(k, b("x"));
+                    acked.put(k, "x");
+                    extra++;
+                }
+            }
             LogState target = l.provider("b").state(moved);
             assertThat(target.committedTail()).as("writes continued on the target after the move")
                     .isGreaterThan(tailAtFlip);
