@@ -115,4 +115,17 @@ class SpiTypesTest {
         assertThat(ReplayCostModel.UNKNOWN.isUnknown()).isTrue();
         assertThatThrownBy(() -> new ReplayCostModel(-1, 0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void providerUrisReadNameAndEndpoint() {
+        assertThat(ProviderUris.resourceName(URI.create("azure-tables:lattice?x=1"))).isEqualTo("lattice");
+        assertThat(ProviderUris.resourceName(URI.create("azure-tables:///lattice"))).isEqualTo("lattice");
+        assertThat(ProviderUris.resourceName(URI.create("azure-tables://h:10002/acct/lattice/"))).isEqualTo("lattice");
+        assertThat(ProviderUris.resourceName(URI.create("azure-tables://h/"))).isNull();
+        assertThat(ProviderUris.httpsEndpoint(URI.create("azure-tables://h:10002/acct/lattice")))
+                .isEqualTo("https://h:10002/acct");
+        assertThat(ProviderUris.httpsEndpoint(URI.create("azure-tables://acct.table.core.windows.net/lattice")))
+                .isEqualTo("https://acct.table.core.windows.net");
+        assertThat(ProviderUris.httpsEndpoint(URI.create("azure-tables:lattice"))).isNull();
+    }
 }

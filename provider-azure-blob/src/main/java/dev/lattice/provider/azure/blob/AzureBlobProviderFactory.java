@@ -7,6 +7,7 @@ import com.azure.storage.common.StorageSharedKeyCredential;
 import com.azure.storage.common.policy.RequestRetryOptions;
 import com.azure.storage.common.policy.RetryPolicyType;
 import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.ProviderUris;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.WalStorageProviderFactory;
 
@@ -128,7 +129,7 @@ public final class AzureBlobProviderFactory implements WalStorageProviderFactory
 
     /** Parses the layout, limit and model options; package-private for tests. */
     static AzureBlobConfig config(URI uri, ProviderOptions o) {
-        String fromUri = containerFromUri(uri);
+        String fromUri = ProviderUris.resourceName(uri);
         String container = o.get(CONTAINER);
         if (container != null && fromUri != null && !container.equals(fromUri)) {
             throw new IllegalArgumentException("the URI names container '" + fromUri + "' but option '" + CONTAINER
@@ -177,31 +178,6 @@ public final class AzureBlobProviderFactory implements WalStorageProviderFactory
         }
     }
 
-    private static String containerFromUri(URI uri) {
-        if (uri.isOpaque()) {
-            String ssp = uri.getSchemeSpecificPart();
-            int q = ssp.indexOf('?');
-            String name = q >= 0 ? ssp.substring(0, q) : ssp;
-            return name.isEmpty() ? null : name;
-        }
-        String path = uri.getPath();
-        if (path == null || path.isEmpty() || path.equals("/")) {
-            return null;
-        }
-        String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-        return trimmed.substring(trimmed.lastIndexOf('/') + 1);
-    }
-
-    private static String endpointFromUri(URI uri) {
-        if (uri.isOpaque() || uri.getRawAuthority() == null || uri.getRawAuthority().isEmpty()) {
-            return null;
-        }
-        String path = uri.getRawPath() == null ? "" : uri.getRawPath();
-        String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-        String prefix = trimmed.contains("/") ? trimmed.substring(0, trimmed.lastIndexOf('/')) : "";
-        return "https://" + uri.getRawAuthority() + prefix;
-    }
-
     /**
      * Builds the service client with the SDK's exponential retry and a per-attempt timeout; package-private so tests
      * can check option handling.
@@ -240,7 +216,7 @@ public final class AzureBlobProviderFactory implements WalStorageProviderFactory
                         + " connection string (" + e.getClass().getSimpleName() + ")");
             }
         } else {
-            String endpoint = o.get(ENDPOINT) != null ? o.get(ENDPOINT) : endpointFromUri(uri);
+            String endpoint = o.get(ENDPOINT) != null ? o.get(ENDPOINT) : ProviderUris.httpsEndpoint(uri);
             if (endpoint == null) {
                 throw new IllegalArgumentException("no endpoint: give option '" + ENDPOINT
                         + "' or a URI host (azure-blob://<account>.blob.core.windows.net/<container>)");

@@ -8,6 +8,7 @@ import com.azure.core.util.HttpClientOptions;
 import com.azure.data.tables.TableServiceClient;
 import com.azure.data.tables.TableServiceClientBuilder;
 import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.ProviderUris;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
@@ -97,7 +98,7 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
             throw new IllegalArgumentException("URI scheme must be '" + SCHEME + "', got '" + uri.getScheme() + "'");
         }
         ProviderOptions o = ProviderOptions.of(uri, options).requireKnown(KNOWN);
-        String fromUri = tableFromUri(uri);
+        String fromUri = ProviderUris.resourceName(uri);
         String table = o.get(TABLE);
         if (table != null && fromUri != null && !table.equals(fromUri)) {
             throw new IllegalArgumentException("the URI names table '" + fromUri + "' but option '" + TABLE + "' says '"
@@ -112,31 +113,6 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
         TableServiceClient client = buildClient(uri, o);
         return new AzureTablesWalStorageProvider(new SdkTableGateway(client, table), table, Layout.DEFAULT,
                 o.getBoolean(CREATE_TABLE, true));
-    }
-
-    private static String tableFromUri(URI uri) {
-        if (uri.isOpaque()) {
-            String ssp = uri.getSchemeSpecificPart();
-            int q = ssp.indexOf('?');
-            String name = q >= 0 ? ssp.substring(0, q) : ssp;
-            return name.isEmpty() ? null : name;
-        }
-        String path = uri.getPath();
-        if (path == null || path.isEmpty() || path.equals("/")) {
-            return null;
-        }
-        String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-        return trimmed.substring(trimmed.lastIndexOf('/') + 1);
-    }
-
-    private static String endpointFromUri(URI uri) {
-        if (uri.isOpaque() || uri.getRawAuthority() == null || uri.getRawAuthority().isEmpty()) {
-            return null;
-        }
-        String path = uri.getRawPath() == null ? "" : uri.getRawPath();
-        String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-        String prefix = trimmed.contains("/") ? trimmed.substring(0, trimmed.lastIndexOf('/')) : "";
-        return "https://" + uri.getRawAuthority() + prefix;
     }
 
     /** Builds the service client; package-private so tests can check option handling. */
@@ -177,7 +153,7 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
                         + " connection string (" + e.getClass().getSimpleName() + ")");
             }
         } else {
-            String endpoint = o.get(ENDPOINT) != null ? o.get(ENDPOINT) : endpointFromUri(uri);
+            String endpoint = o.get(ENDPOINT) != null ? o.get(ENDPOINT) : ProviderUris.httpsEndpoint(uri);
             if (endpoint == null) {
                 throw new IllegalArgumentException("no endpoint: give option '" + ENDPOINT
                         + "' or a URI host (azure-tables://<account>.table.core.windows.net/<table>)");
