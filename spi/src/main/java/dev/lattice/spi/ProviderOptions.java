@@ -66,6 +66,30 @@ public final class ProviderOptions {
     }
 
     /**
+     * What a factory's {@code open} starts with: checks the URI's scheme, merges its query options with the explicit
+     * ones and rejects option names the provider does not know.
+     *
+     * @param scheme the scheme the factory handles (compared case-insensitively)
+     * @param uri the provider URI
+     * @param options explicit options, winning over query options of the same name
+     * @param known the option names the provider reads
+     * @return the merged options
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the scheme differs, a query parameter has no name, or an option is unknown
+     *     (the message lists the known ones)
+     */
+    public static ProviderOptions forScheme(String scheme, URI uri, Map<String, String> options, Set<String> known) {
+        Objects.requireNonNull(scheme, "scheme");
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(known, "known");
+        if (!scheme.equalsIgnoreCase(uri.getScheme())) {
+            throw new IllegalArgumentException("URI scheme must be '" + scheme + "', got '" + uri.getScheme() + "'");
+        }
+        return of(uri, options).requireKnown(known);
+    }
+
+    /**
      * Options given as a map only (e.g. a provider built from a client or data source handed in, with no URI).
      *
      * @param scheme the provider's scheme, for error messages

@@ -95,13 +95,7 @@ public final class DynamoDbSettings {
      *     the table is missing or invalid (the message names the option, never a secret value)
      */
     public static DynamoDbSettings fromUri(URI uri, Map<String, String> options) {
-        Objects.requireNonNull(uri, "uri");
-        Objects.requireNonNull(options, "options");
-        if (!"dynamodb".equalsIgnoreCase(uri.getScheme())) {
-            throw new IllegalArgumentException("not a dynamodb URI (scheme '" + uri.getScheme()
-                    + "'); expected dynamodb://<table>?region=...");
-        }
-        ProviderOptions o = ProviderOptions.of(uri, options).requireKnown(OPTIONS);
+        ProviderOptions o = ProviderOptions.forScheme("dynamodb", uri, options, OPTIONS);
         Builder b = builder();
         String fromUri = tableFromUri(uri);
         String table = o.get("table", fromUri);

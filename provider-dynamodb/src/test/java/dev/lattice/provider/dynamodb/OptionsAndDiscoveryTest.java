@@ -55,7 +55,7 @@ class OptionsAndDiscoveryTest {
         "dynamodb://tbl?maxAttempts=0                      | option 'maxAttempts' must be in 1..20",
         "dynamodb://tbl?apiCallTimeout=soon                | option 'apiCallTimeout' must be a duration",
         "dynamodb://tbl?batchWriteDeadline=0s              | option 'batchWriteDeadline' must be positive",
-        "postgres://tbl                                    | not a dynamodb URI",
+        "postgres://tbl                                    | URI scheme must be 'dynamodb'",
     })
     void badUrisAndOptionsAreRefused(String uri, String message) {
         Throwable t = catchThrowable(() -> DynamoDbSettings.fromUri(URI.create(uri), Map.of()));

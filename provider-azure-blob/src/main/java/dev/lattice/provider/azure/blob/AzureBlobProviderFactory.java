@@ -14,7 +14,6 @@ import dev.lattice.spi.WalStorageProviderFactory;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -117,12 +116,7 @@ public final class AzureBlobProviderFactory implements WalStorageProviderFactory
      */
     @Override
     public WalStorageProvider open(URI uri, Map<String, String> options) {
-        Objects.requireNonNull(uri, "uri");
-        Objects.requireNonNull(options, "options");
-        if (!SCHEME.equalsIgnoreCase(uri.getScheme())) {
-            throw new IllegalArgumentException("URI scheme must be '" + SCHEME + "', got '" + uri.getScheme() + "'");
-        }
-        ProviderOptions o = ProviderOptions.of(uri, options).requireKnown(KNOWN);
+        ProviderOptions o = ProviderOptions.forScheme(SCHEME, uri, options, KNOWN);
         AzureBlobConfig config = config(uri, o);
         return AzureBlobWalStorageProvider.open(buildClient(uri, o), config);
     }

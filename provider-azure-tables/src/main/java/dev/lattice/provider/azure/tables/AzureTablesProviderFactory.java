@@ -16,7 +16,6 @@ import dev.lattice.spi.WalStorageProviderFactory;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -92,12 +91,7 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
      */
     @Override
     public WalStorageProvider open(URI uri, Map<String, String> options) {
-        Objects.requireNonNull(uri, "uri");
-        Objects.requireNonNull(options, "options");
-        if (!SCHEME.equalsIgnoreCase(uri.getScheme())) {
-            throw new IllegalArgumentException("URI scheme must be '" + SCHEME + "', got '" + uri.getScheme() + "'");
-        }
-        ProviderOptions o = ProviderOptions.of(uri, options).requireKnown(KNOWN);
+        ProviderOptions o = ProviderOptions.forScheme(SCHEME, uri, options, KNOWN);
         String fromUri = ProviderUris.resourceName(uri);
         String table = o.get(TABLE);
         if (table != null && fromUri != null && !table.equals(fromUri)) {
