@@ -39,9 +39,7 @@ public final class DeleteCommand implements Callable<Integer> {
      */
     @Override
     public Integer call() {
-        Support.checkTreeName(tree);
-        try (Lattice lattice = Support.openLattice(common)) {
-            Support.requireTree(lattice, tree);
+        try (Lattice lattice = Support.openForTree(common, tree)) {
             if (!lattice.tree(tree).delete(key)) {
                 throw new CliException(ExitCodes.NOT_FOUND, "key '" + key + "' not found in tree '" + tree
                         + "' (nothing deleted)");

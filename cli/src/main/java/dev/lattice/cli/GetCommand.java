@@ -48,9 +48,7 @@ public final class GetCommand implements Callable<Integer> {
      */
     @Override
     public Integer call() {
-        Support.checkTreeName(tree);
-        try (Lattice lattice = Support.openLattice(common)) {
-            Support.requireTree(lattice, tree);
+        try (Lattice lattice = Support.openForTree(common, tree)) {
             Optional<Versioned> v = lattice.tree(tree).getVersioned(key);
             if (v.isEmpty()) {
                 throw new CliException(ExitCodes.NOT_FOUND, "key '" + key + "' not found in tree '" + tree + "'");

@@ -145,9 +145,7 @@ public final class PlacementCommand implements Callable<Integer> {
         /** @return {@link ExitCodes#OK} */
         @Override
         public Integer call() {
-            Support.checkTreeName(tree);
-            try (Lattice l = Support.openLattice(common)) {
-                Support.requireTree(l, tree);
+            try (Lattice l = Support.openForTree(common, tree)) {
                 MovePlan plan = l.planMove(tree, targets(targets));
                 PrintWriter out = spec.commandLine().getOut();
                 out.println("tree " + tree + ", placement version " + plan.placementVersion());
@@ -191,9 +189,7 @@ public final class PlacementCommand implements Callable<Integer> {
         /** @return {@link ExitCodes#OK} */
         @Override
         public Integer call() {
-            Support.checkTreeName(tree);
-            try (Lattice l = Support.openLattice(common)) {
-                Support.requireTree(l, tree);
+            try (Lattice l = Support.openForTree(common, tree)) {
                 Placement p = l.move(tree, targets(targets), pauseTimeout);
                 spec.commandLine().getOut().println(tree + " (version " + p.version() + "): " + p.keys());
             }
@@ -227,9 +223,7 @@ public final class PlacementCommand implements Callable<Integer> {
         /** @return {@link ExitCodes#OK}; refusing the key the log is placed on is {@link ExitCodes#FAILURE} */
         @Override
         public Integer call() {
-            Support.checkTreeName(tree);
-            try (Lattice l = Support.openLattice(common)) {
-                Support.requireTree(l, tree);
+            try (Lattice l = Support.openForTree(common, tree)) {
                 long bytes;
                 try {
                     bytes = l.reclaim(tree, partition, key);

@@ -91,6 +91,27 @@ final class Support {
     }
 
     /**
+     * Opens a lattice for a command on one existing tree: checks the tree name, opens the lattice (provider and
+     * named providers) and fails unless the tree exists, so that reading commands never create it.
+     *
+     * @param common the options
+     * @param tree the tree name
+     * @return the open lattice; the caller closes it
+     * @throws CliException (usage) for a bad tree name or provider; (not found) when the tree does not exist
+     */
+    static Lattice openForTree(CommonOptions common, String tree) {
+        checkTreeName(tree);
+        Lattice lattice = openLattice(common);
+        try {
+            requireTree(lattice, tree);
+            return lattice;
+        } catch (RuntimeException e) {
+            lattice.close();
+            throw e;
+        }
+    }
+
+    /**
      * Opens a lattice on the provider and the named providers of the common options.
      *
      * @param common the options
