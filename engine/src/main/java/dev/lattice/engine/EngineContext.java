@@ -29,6 +29,7 @@ final class EngineContext {
     final EngineStats stats = new EngineStats();
     final MeterRegistry registry;
     final AtomicLong memoryUsed = new AtomicLong();
+    final AtomicWrites atomics = new AtomicWrites(this);
 
     /** Every registered provider by key, {@code default} first. */
     final Map<String, ProviderHandle> providers;

@@ -50,6 +50,7 @@ public final class Lattice implements AutoCloseable {
         this.ctx = ctx;
         this.catalog = new Catalog(ctx);
         this.mover = new LogMover(ctx, catalog);
+        ctx.atomics.bind(this);
         Gauge.builder("lattice.memory.live.bytes", ctx.memoryUsed, java.util.concurrent.atomic.AtomicLong::get)
                 .description("estimated JVM bytes of the live data of open trees").baseUnit("bytes")
                 .register(ctx.registry);
@@ -187,6 +188,30 @@ public final class Lattice implements AutoCloseable {
                 // the opener failed and removed its entry: try again ourselves
             }
         }
+    }
+
+    /**
+     * Starts an atomic write over keys of one or several trees of this lattice: add puts, deletes and preconditions,
+     * then {@link AtomicWrite#commit()}. All or nothing, durable before commit returns, never partially visible to
+     * readers; see {@link AtomicWrite} and {@code docs/consistency.md}.
+     *
+     * @return a new, empty atomic write (not thread-safe; commit once)
+     * @throws LatticeShuttingDownException if the lattice is closed
+     */
+    public AtomicWrite atomic() {
+        checkOpen();
+        return ctx.atomics.begin(null);
+    }
+
+    /** @return the trees opened (replayed) so far in this lattice */
+    List<TreeImpl> openTrees() {
+        List<TreeImpl> out = new ArrayList<>();
+        for (CompletableFuture<TreeImpl> f : trees.values()) {
+            if (f.isDone() && !f.isCompletedExceptionally()) {
+                out.add(f.join());
+            }
+        }
+        return out;
     }
 
     /**
@@ -406,10 +431,12 @@ public final class Lattice implements AutoCloseable {
             closed = true;
         }
         List<LogPipeline> all = new ArrayList<>();
-        for (CompletableFuture<TreeImpl> f : trees.values()) {
-            if (f.isDone() && !f.isCompletedExceptionally()) {
-                all.addAll(List.of(f.join().pipelines()));
-            }
+        for (TreeImpl t : openTrees()) {
+            all.addAll(List.of(t.pipelines()));
+        }
+        TreeImpl txn = ctx.atomics.txnTreeIfOpen();
+        if (txn != null) {
+            all.addAll(List.of(txn.pipelines()));
         }
         for (LogPipeline p : all) {
             p.beginClose();

@@ -34,6 +34,10 @@ public final class LatticeConfig {
     public static final long DEFAULT_CHECKPOINT_BYTES = 64L << 20;
     /** Default for {@link Builder#maxKeyBytes}. */
     public static final int DEFAULT_MAX_KEY_BYTES = 1024;
+    /** Default for {@link Builder#maxAtomicKeys}. */
+    public static final int DEFAULT_MAX_ATOMIC_KEYS = 4096;
+    /** Default for {@link Builder#atomicRetention}: 24 hours. */
+    public static final Duration DEFAULT_ATOMIC_RETENTION = Duration.ofHours(24);
     /** Hard upper bound for {@link Builder#maxKeyBytes}: 64 KiB. */
     public static final int MAX_KEY_BYTES_LIMIT = 64 * 1024;
 
@@ -61,6 +65,8 @@ public final class LatticeConfig {
     final MeterRegistry meterRegistry;
     final long memoryBudgetBytes;
     final int maxKeyBytes;
+    final int maxAtomicKeys;
+    final Duration atomicRetention;
     final ExecutorService ioExecutor;
     final Map<String, NamedProvider> namedProviders;
     final PlacementPolicy placementPolicy;
@@ -94,6 +100,8 @@ public final class LatticeConfig {
         this.meterRegistry = b.meterRegistry;
         this.memoryBudgetBytes = b.memoryBudgetBytes;
         this.maxKeyBytes = b.maxKeyBytes;
+        this.maxAtomicKeys = b.maxAtomicKeys;
+        this.atomicRetention = b.atomicRetention;
         this.ioExecutor = b.ioExecutor;
         this.namedProviders = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(b.namedProviders));
         this.placementPolicy = b.placementPolicy;
@@ -148,6 +156,8 @@ public final class LatticeConfig {
         private MeterRegistry meterRegistry;
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
+        private int maxAtomicKeys = DEFAULT_MAX_ATOMIC_KEYS;
+        private Duration atomicRetention = DEFAULT_ATOMIC_RETENTION;
         private ExecutorService ioExecutor;
         private final Map<String, NamedProvider> namedProviders = new java.util.LinkedHashMap<>();
         private PlacementPolicy placementPolicy = PlacementPolicy.allOnDefault();
@@ -364,6 +374,35 @@ public final class LatticeConfig {
         public Builder replayPage(int entries, long bytes) {
             this.replayPageEntries = check("replayPageEntries", entries, 1, 1_000_000);
             this.replayPageBytes = checkLong("replayPageBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Most puts and deletes in one atomic write (preconditions not counted). Default
+         * {@value LatticeConfig#DEFAULT_MAX_ATOMIC_KEYS}. Each log's part of an atomic write must also fit one log entry of its
+         * provider ({@code ProviderLimits.maxEntryBytes}) and one batch ({@link #maxBatchBytes}).
+         *
+         * @param keys 1..1,000,000
+         * @return this
+         */
+        public Builder maxAtomicKeys(int keys) {
+            this.maxAtomicKeys = check("maxAtomicKeys", keys, 1, 1_000_000);
+            return this;
+        }
+
+        /**
+         * How long the outcome of an atomic write with an idempotency key is remembered, so that a retry with the
+         * same key re-attaches to it instead of writing again. Default 24 hours. (Outcomes whose participants have
+         * not all recorded them are kept longer, until they have.)
+         *
+         * @param retention at least 1 ms
+         * @return this
+         */
+        public Builder atomicRetention(Duration retention) {
+            this.atomicRetention = checkDuration("atomicRetention", retention);
+            if (retention.isZero()) {
+                throw new IllegalArgumentException("atomicRetention must be positive, got " + retention);
+            }
             return this;
         }
 

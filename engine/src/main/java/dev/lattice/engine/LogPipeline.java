@@ -20,7 +20,12 @@ import org.slf4j.LoggerFactory;
 import java.io.ByteArrayInputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,6 +42,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #inFlight}. The commit thread applies batches to {@link #state} and completes the callers' futures; it is
  * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery reconciles the
  * log, applies the batches that did land, fails the others, and resumes at the committed tail.
+ *
+ * <p>Key locks: a multi-log atomic write locks its keys in each participant log from before its prepare entry is
+ * admitted until its resolve entry is applied, so no other entry on those keys lies between the two in the log.
+ * Writes on a locked key wait in {@link #parked} (in arrival order) and are admitted when the lock is released.
  */
 final class LogPipeline {
 
@@ -89,6 +98,23 @@ final class LogPipeline {
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
     private final AtomicInteger inFlightGauge = new AtomicInteger();
+
+    /** A multi-log atomic write waiting to lock its keys in this log. */
+    private static final class LockRequest {
+        final Txn txn;
+        final List<String> keys;
+        final CompletableFuture<Void> granted = new CompletableFuture<>();
+
+        LockRequest(Txn txn, List<String> keys) {
+            this.txn = txn;
+            this.keys = keys;
+        }
+    }
+
+    // key locks (under lock): key -> owner; owner id -> its keys; writes and lock requests waiting on them
+    private final HashMap<String, Txn> locks = new HashMap<>();
+    private final HashMap<String, List<String>> lockedKeys = new HashMap<>();
+    private final ArrayDeque<Object> parked = new ArrayDeque<>();
 
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
     private long entriesSinceCheckpoint;
@@ -261,6 +287,10 @@ final class LogPipeline {
                             + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
                     return;
                 }
+                if (!locks.isEmpty() && conflicts(w.keys, w.txn)) {
+                    parked.add(w);
+                    return;
+                }
                 if (hasRoom(w)) {
                     break;
                 }
@@ -289,6 +319,142 @@ final class LogPipeline {
             queuedBytes += w.entry.length;
             updateSaturation();
             pump();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ key locks
+
+    private boolean conflicts(List<String> keys, Txn owner) {
+        for (String k : keys) {
+            Txn o = locks.get(k);
+            if (o != null && o != owner) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void grant(Txn t, List<String> keys) {
+        for (String k : keys) {
+            locks.put(k, t);
+        }
+        lockedKeys.computeIfAbsent(t.id, id -> new ArrayList<>()).addAll(keys);
+    }
+
+    /**
+     * Locks {@code keys} for the atomic write {@code t} in this log, now or once no other write holds any of them.
+     *
+     * @return completes when granted; exceptionally with {@link LatticeShuttingDownException} or
+     *     {@link WriteFailedException} when the log is closing or can no longer be written
+     */
+    CompletableFuture<Void> lockKeys(Txn t, List<String> keys) {
+        lock.lock();
+        try {
+            if (closing) {
+                return CompletableFuture.failedFuture(new LatticeShuttingDownException("lattice is closing; atomic write "
+                        + "on " + log + " not admitted"));
+            }
+            if (fatal != null) {
+                return CompletableFuture.failedFuture(new WriteFailedException("log " + log
+                        + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
+            }
+            if (conflicts(keys, t)) {
+                LockRequest r = new LockRequest(t, keys);
+                parked.add(r);
+                return r.granted;
+            }
+            grant(t, keys);
+            return CompletableFuture.completedFuture(null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Locks keys without waiting (replay resolution at open, when nothing else can hold them). */
+    void lockNow(Txn t, List<String> keys) {
+        lock.lock();
+        try {
+            grant(t, keys);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Releases the key locks of atomic write {@code id} (and drops its waiting lock request) and admits who waited. */
+    void releaseLocks(String id) {
+        List<LockRequest> granted = new ArrayList<>();
+        lock.lock();
+        try {
+            parked.removeIf(o -> o instanceof LockRequest r && r.txn.id.equals(id));
+            List<String> ks = lockedKeys.remove(id);
+            if (ks != null) {
+                for (String k : ks) {
+                    Txn o = locks.get(k);
+                    if (o != null && o.id.equals(id)) {
+                        locks.remove(k);
+                    }
+                }
+            }
+            admitParked(granted);
+            pump();
+        } finally {
+            lock.unlock();
+        }
+        for (LockRequest r : granted) {
+            r.granted.complete(null);
+        }
+    }
+
+    /** Under lock: admits parked writes and grants parked lock requests that no lock (or earlier waiter) blocks. */
+    private void admitParked(List<LockRequest> granted) {
+        if (parked.isEmpty()) {
+            return;
+        }
+        Set<String> blocked = new HashSet<>();
+        Iterator<Object> it = parked.iterator();
+        while (it.hasNext()) {
+            Object o = it.next();
+            List<String> ks = o instanceof PendingWrite w ? w.keys : ((LockRequest) o).keys;
+            Txn owner = o instanceof PendingWrite w ? w.txn : ((LockRequest) o).txn;
+            boolean wait = conflicts(ks, owner);
+            for (int i = 0; !wait && i < ks.size(); i++) {
+                wait = blocked.contains(ks.get(i));
+            }
+            if (wait) {
+                blocked.addAll(ks);
+                continue;
+            }
+            it.remove();
+            if (o instanceof PendingWrite w) {
+                queue.add(w);
+                queuedBytes += w.entry.length;
+            } else {
+                LockRequest r = (LockRequest) o;
+                grant(r.txn, r.keys);
+                granted.add(r);
+            }
+        }
+    }
+
+    /** Under lock: fails every parked write and lock request. */
+    private void failParked(java.util.function.Supplier<RuntimeException> cause) {
+        Object o;
+        while ((o = parked.poll()) != null) {
+            if (o instanceof PendingWrite w) {
+                w.future.completeExceptionally(cause.get());
+            } else {
+                ((LockRequest) o).granted.completeExceptionally(cause.get());
+            }
+        }
+    }
+
+    /** @return true while this process can still write the log (not fenced out, not closing) */
+    boolean writable() {
+        lock.lock();
+        try {
+            return fatal == null && !closing;
         } finally {
             lock.unlock();
         }
@@ -332,7 +498,7 @@ final class LogPipeline {
             queue.poll();
             queuedBytes -= w.entry.length;
             bytes += w.entry.length;
-            w.version = tree.nextVersion();
+            w.version = w.versionSource != null ? w.versionSource.getAsLong() : tree.nextVersion();
             WalRecord.seal(w.entry, w.version);
             ws.add(w);
             entries.add(w.entry);
@@ -472,8 +638,14 @@ final class LogPipeline {
         Object[] results = new Object[b.writes.size()];
         for (int i = 0; i < results.length; i++) {
             PendingWrite w = b.writes.get(i);
-            results[i] = state.apply(w.mutation, w.version);
+            results[i] = state.apply(w.kind, w.mutations, w.version, w.txn);
         }
+        for (PendingWrite w : b.writes) {
+            if (w.releases != null) {
+                releaseLocks(w.releases);
+            }
+        }
+        state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
         entriesSinceCheckpoint += b.writes.size();
         bytesSinceCheckpoint += b.encoded.payloadBytes();
@@ -639,6 +811,8 @@ final class LogPipeline {
     }
 
     private void failQueued(Throwable cause) {
+        failParked(() -> new WriteFailedException("log " + log + " cannot be written by this process any more: "
+                + cause.getMessage(), cause));
         PendingWrite w;
         while ((w = queue.poll()) != null) {
             w.future.completeExceptionally(new WriteFailedException("log " + log
@@ -738,6 +912,8 @@ final class LogPipeline {
         lock.lock();
         try {
             closing = true;
+            failParked(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
+                    + " waited for the keys of an atomic write"));
             space.signalAll();
             pump();
         } finally {

@@ -11,53 +11,204 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.zip.CRC32C;
 import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
 
 /**
- * The live state of one partition: a sorted map of committed values. Written only by the partition's single
- * applier (the log pipeline's commit step, or replay before the pipeline starts); read by any thread.
+ * The live state of one partition: a sorted map of committed values, plus the atomic writes in flight through it.
+ * Written only by the partition's single applier (the log pipeline's commit step, or replay before the pipeline
+ * starts); read by any thread.
  *
- * <p>Snapshot format (checkpoint format version {@value #SNAPSHOT_FORMAT}):
+ * <p>A map value is either a {@link Versioned} (a committed single-key write, visible to everyone) or a
+ * {@link TxnNode} written by an atomic write: it is visible once its {@link Txn} is published, and keeps the older
+ * value in {@code prev} for readers that must not see it yet (pending writes, older snapshots). Nodes are folded
+ * back into plain values once no open snapshot can need the older value.
+ *
+ * <p>Snapshot format {@value #SNAPSHOT_FORMAT} (format 1, without the two trailing sections, is still read):
  * {@code "LTCK", i32 format, i64 through offset, i64 max version, i64 count, then per key: i32 key length, key
- * (UTF-8), i64 version, i32 value length, value; then i32 CRC32C of everything before}.
+ * (UTF-8), i64 version, i32 value length, value; i32 pending count, per pending atomic write: UTF id, i32 mutation
+ * count, per mutation u8 op, UTF key, [i32 value length, value]; i32 decision count, per decision: UTF id,
+ * bool commit, i64 version, i64 time (epoch ms), bool has idempotency key, [UTF key, i64 digest], i32 outstanding
+ * participants, per participant UTF tree, i32 partition; then i32 CRC32C of everything before}.
  */
 final class PartitionState {
 
-    static final int SNAPSHOT_FORMAT = 1;
+    static final int SNAPSHOT_FORMAT = 2;
+    static final int SNAPSHOT_FORMAT_V1 = 1;
     private static final int SNAPSHOT_MAGIC = 0x4C54434B; // "LTCK"
     /** Estimated JVM bytes per entry besides key and value bytes (skip-list node, index, String, Versioned, array headers). */
     static final int ENTRY_OVERHEAD_BYTES = 128;
 
-    final ConcurrentSkipListMap<String, Versioned> map = new ConcurrentSkipListMap<>();
+    /** A value written by an atomic write; {@code value == null} is a delete. */
+    static final class TxnNode {
+        final byte[] value;
+        final Txn txn;
+        volatile Object prev;
+
+        TxnNode(byte[] value, Txn txn, Object prev) {
+            this.value = value;
+            this.txn = txn;
+            this.prev = prev;
+        }
+    }
+
+    /** A precondition of an atomic write that did not hold. {@code actual == 0} means absent. */
+    record PreconditionFailure(String key, long expected, long actual, boolean heldByOtherWrite) {
+    }
+
+    /** An atomic write prepared in this log and not resolved here yet. */
+    record Unresolved(Txn txn, List<WalRecord.Mutation> mutations) {
+    }
+
+    /** A decision of the {@code _txn} log: the commit point (or recorded abort) of a multi-log atomic write. */
+    static final class Decision {
+        final String id;
+        final boolean commit;
+        final long version;
+        final long timeMillis;
+        final String idempotencyKey;
+        final long digest;
+        final Set<LogId> outstanding = ConcurrentHashMap.newKeySet();
+
+        Decision(String id, boolean commit, long version, long timeMillis, String idempotencyKey, long digest,
+                 List<LogId> participants) {
+            this.id = id;
+            this.commit = commit;
+            this.version = version;
+            this.timeMillis = timeMillis;
+            this.idempotencyKey = idempotencyKey;
+            this.digest = digest;
+            this.outstanding.addAll(participants);
+        }
+    }
+
+    final LogId log;
+    final ConcurrentSkipListMap<String, Object> map = new ConcurrentSkipListMap<>();
     private final AtomicLong memoryBudgetUsed;
+    private final AtomicWrites atomics;
+    private final Function<String, Txn> replayTxns;
+    /** Keys whose map value is a {@link TxnNode}; applier-owned, read by {@link #count()}. */
+    private final Set<String> chained = ConcurrentHashMap.newKeySet();
+    /** Atomic writes prepared here, by id, in prepare order; applier-owned. */
+    final Map<String, Unresolved> unresolved = new ConcurrentHashMap<>();
+    /** Only in the {@code _txn} log: decisions by id and by idempotency key. */
+    final Map<String, Decision> decisions = new ConcurrentHashMap<>();
+    final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
     long appliedOffset = -1;
     long maxVersion;
 
-    PartitionState(AtomicLong memoryBudgetUsed) {
+    /**
+     * @param replayTxns the shared {@link Txn} of an atomic write id while its tree replays (partitions of one tree
+     *     see the same object), used for prepares that carry no live {@link Txn}
+     */
+    PartitionState(LogId log, AtomicLong memoryBudgetUsed, AtomicWrites atomics, Function<String, Txn> replayTxns) {
+        this.log = log;
         this.memoryBudgetUsed = memoryBudgetUsed;
+        this.atomics = atomics;
+        this.replayTxns = replayTxns;
     }
 
     static long estimate(String key, byte[] value) {
         return ENTRY_OVERHEAD_BYTES + key.length() + (value == null ? 0 : value.length);
     }
 
-    /** Applies one mutation with its version; returns the caller's result (version, or boolean). */
-    Object apply(WalRecord.Mutation m, long version) {
+    // ------------------------------------------------------------------ reads
+
+    /** @return the newest visible value, or null when absent */
+    Versioned latest(String key) {
+        return latest(map.get(key));
+    }
+
+    static Versioned latest(Object o) {
+        while (o instanceof TxnNode n) {
+            if (n.txn.seq > 0) {
+                return n.value == null ? null : new Versioned(n.value, n.txn.version);
+            }
+            o = n.prev;
+        }
+        return (Versioned) o;
+    }
+
+    /** @return the value as of snapshot {@code s}: single-key writes always, atomic writes published at or before {@code s} */
+    static Versioned at(Object o, long s) {
+        while (o instanceof TxnNode n) {
+            long seq = n.txn.seq;
+            if (seq > 0 && seq <= s) {
+                return n.value == null ? null : new Versioned(n.value, n.txn.version);
+            }
+            o = n.prev;
+        }
+        return (Versioned) o;
+    }
+
+    /** @return the number of visible keys (walks the map only while atomic writes leave nodes in it) */
+    long count() {
+        if (chained.isEmpty()) {
+            return map.size();
+        }
+        long n = 0;
+        for (Object o : map.values()) {
+            if (latest(o) != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    // ------------------------------------------------------------------ apply
+
+    /**
+     * Applies one entry with its version; returns the caller's result: the version (Long) or a Boolean for
+     * single-key writes; the version or a {@link PreconditionFailure} for a single-log atomic write; TRUE or a
+     * {@link PreconditionFailure} for a prepare; the version for a decision; null for a resolve.
+     *
+     * @param liveTxn the atomic write this process is running (prepare and decision), or null on replay
+     */
+    Object apply(byte kind, List<WalRecord.Mutation> ms, long version, Txn liveTxn) {
         if (version > maxVersion) {
             maxVersion = version;
         }
+        switch (kind) {
+            case WalRecord.KIND_MUTATIONS: {
+                Object result = null;
+                for (WalRecord.Mutation m : ms) {
+                    result = applyMutation(m, version);
+                }
+                return result;
+            }
+            case WalRecord.KIND_ATOMIC:
+                return applyAtomic(ms, version);
+            case WalRecord.KIND_PREPARE:
+                return applyPrepare(ms, liveTxn);
+            case WalRecord.KIND_RESOLVE:
+                applyResolve(ms.get(0));
+                return null;
+            case WalRecord.KIND_DECISION:
+                return applyDecision(ms, version);
+            default:
+                throw new IllegalStateException("not a tree entry: kind " + kind);
+        }
+    }
+
+    private Object applyMutation(WalRecord.Mutation m, long version) {
         switch (m.op()) {
             case WalRecord.Mutation.PUT:
                 put(m.key(), m.value(), version);
                 return version;
             case WalRecord.Mutation.PUT_IF_VERSION: {
-                Versioned cur = map.get(m.key());
+                Versioned cur = latest(m.key());
                 long curVersion = cur == null ? 0 : cur.version();
                 if (curVersion != m.expectedVersion()) {
                     return Boolean.FALSE;
@@ -66,11 +217,9 @@ final class PartitionState {
                 return Boolean.TRUE;
             }
             case WalRecord.Mutation.DELETE: {
-                Versioned old = map.remove(m.key());
-                if (old != null) {
-                    memoryBudgetUsed.addAndGet(-estimate(m.key(), old.value()));
-                }
-                return old != null;
+                Object old = map.remove(m.key());
+                drop(m.key(), old);
+                return latest(old) != null;
             }
             default:
                 throw new IllegalStateException("not a tree mutation: op " + m.op());
@@ -78,9 +227,266 @@ final class PartitionState {
     }
 
     private void put(String key, byte[] value, long version) {
-        Versioned old = map.put(key, new Versioned(value, version));
-        memoryBudgetUsed.addAndGet(estimate(key, value) - (old == null ? 0 : estimate(key, old.value())));
+        Object old = map.put(key, new Versioned(value, version));
+        memoryBudgetUsed.addAndGet(estimate(key, value));
+        drop(key, old);
     }
+
+    /** Gives back the estimate of a value (chain) no longer in the map. */
+    private void drop(String key, Object o) {
+        if (o instanceof TxnNode) {
+            chained.remove(key);
+        }
+        while (o != null) {
+            if (o instanceof TxnNode n) {
+                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
+                o = n.prev;
+            } else {
+                memoryBudgetUsed.addAndGet(-estimate(key, ((Versioned) o).value()));
+                o = null;
+            }
+        }
+    }
+
+    /** @return the first precondition that fails now, or null (deterministic in log order) */
+    PreconditionFailure check(List<WalRecord.Mutation> ms) {
+        for (WalRecord.Mutation m : ms) {
+            if (m.op() != WalRecord.Mutation.EXPECT) {
+                continue;
+            }
+            Object top = map.get(m.key());
+            if (top instanceof TxnNode n && n.txn.seq == 0) {
+                return new PreconditionFailure(m.key(), m.expectedVersion(), 0, true);
+            }
+            Versioned cur = latest(top);
+            long actual = cur == null ? 0 : cur.version();
+            if (actual != m.expectedVersion()) {
+                return new PreconditionFailure(m.key(), m.expectedVersion(), actual, false);
+            }
+        }
+        return null;
+    }
+
+    private Object applyAtomic(List<WalRecord.Mutation> ms, long version) {
+        PreconditionFailure f = check(ms);
+        if (f != null) {
+            return f;
+        }
+        Txn t = new Txn("single");
+        List<String> keys = insert(ms, t);
+        atomics.visibility.publish(t, version);
+        for (String k : keys) {
+            compact(k);
+        }
+        return version;
+    }
+
+    /** Inserts the puts and deletes of {@code ms} as nodes of {@code t} on top of each key; returns their keys. */
+    private List<String> insert(List<WalRecord.Mutation> ms, Txn t) {
+        List<String> keys = new ArrayList<>(ms.size());
+        for (WalRecord.Mutation m : ms) {
+            byte op = m.op();
+            if (op != WalRecord.Mutation.PUT && op != WalRecord.Mutation.DELETE) {
+                continue;
+            }
+            String k = m.key();
+            byte[] v = op == WalRecord.Mutation.PUT ? m.value() : null;
+            map.put(k, new TxnNode(v, t, map.get(k)));
+            chained.add(k);
+            memoryBudgetUsed.addAndGet(estimate(k, v));
+            keys.add(k);
+        }
+        return keys;
+    }
+
+    private Object applyPrepare(List<WalRecord.Mutation> ms, Txn liveTxn) {
+        String id = ms.get(0).key();
+        PreconditionFailure f = check(ms);
+        if (f != null) {
+            return f;
+        }
+        Txn t = liveTxn != null ? liveTxn : replayTxns.apply(id);
+        List<WalRecord.Mutation> writes = new ArrayList<>(ms.size());
+        for (WalRecord.Mutation m : ms) {
+            if (m.op() == WalRecord.Mutation.PUT || m.op() == WalRecord.Mutation.DELETE) {
+                writes.add(m);
+            }
+        }
+        insert(writes, t);
+        unresolved.put(id, new Unresolved(t, writes));
+        return Boolean.TRUE;
+    }
+
+    /** RESOLVE fields: u8 outcome (1 commit, 0 abort), i64 version. */
+    static byte[] resolveFields(boolean commit, long version) {
+        return ByteBuffer.allocate(9).put((byte) (commit ? 1 : 0)).putLong(version).array();
+    }
+
+    private void applyResolve(WalRecord.Mutation m) {
+        ByteBuffer b = ByteBuffer.wrap(m.value());
+        boolean commit = b.get() == 1;
+        long version = b.getLong();
+        resolve(m.key(), commit, version);
+    }
+
+    /** Resolves an atomic write prepared here (no-op if unknown: resolved before this state's checkpoint). */
+    void resolve(String id, boolean commit, long version) {
+        Unresolved u = unresolved.remove(id);
+        if (u == null) {
+            return;
+        }
+        if (commit) {
+            if (u.txn().seq <= 0) {
+                atomics.visibility.publish(u.txn(), version);
+            }
+            if (version > maxVersion) {
+                maxVersion = version;
+            }
+            for (WalRecord.Mutation m : u.mutations()) {
+                compact(m.key());
+            }
+        } else {
+            if (u.txn().seq == 0) {
+                u.txn().seq = Txn.ABORTED;
+            }
+            for (WalRecord.Mutation m : u.mutations()) {
+                unlink(m.key(), u.txn());
+            }
+        }
+        atomics.resolvedIn(log, id);
+    }
+
+    /** Removes the node of an aborted write from a key's chain. */
+    private void unlink(String key, Txn t) {
+        Object top = map.get(key);
+        TxnNode parent = null;
+        Object o = top;
+        while (o instanceof TxnNode n) {
+            if (n.txn == t) {
+                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
+                if (parent != null) {
+                    parent.prev = n.prev;
+                } else if (n.prev == null) {
+                    map.remove(key);
+                    chained.remove(key);
+                } else {
+                    map.put(key, n.prev);
+                    if (!(n.prev instanceof TxnNode)) {
+                        chained.remove(key);
+                    }
+                }
+                return;
+            }
+            parent = n;
+            o = n.prev;
+        }
+    }
+
+    /**
+     * Folds a key's newest node into a plain value (or removes the key for a delete) once it is published and no
+     * open snapshot is older than it; otherwise keeps the chain and retries at a later apply.
+     */
+    void compact(String key) {
+        Object top = map.get(key);
+        if (!(top instanceof TxnNode n)) {
+            return;
+        }
+        long seq = n.txn.seq;
+        if (seq <= 0 || seq > atomics.visibility.horizon()) {
+            return;
+        }
+        Object older = n.prev;
+        n.prev = null;
+        if (n.value == null) {
+            map.remove(key);
+            memoryBudgetUsed.addAndGet(-estimate(key, null));
+        } else {
+            map.put(key, new Versioned(n.value, n.txn.version));
+        }
+        chained.remove(key);
+        dropChain(key, older);
+    }
+
+    private void dropChain(String key, Object o) {
+        while (o != null) {
+            if (o instanceof TxnNode n) {
+                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
+                o = n.prev;
+            } else {
+                memoryBudgetUsed.addAndGet(-estimate(key, ((Versioned) o).value()));
+                o = null;
+            }
+        }
+    }
+
+    /** Retries folding nodes that an open snapshot kept (applier, after each batch). */
+    void compactChained() {
+        if (chained.isEmpty()) {
+            return;
+        }
+        for (String k : List.copyOf(chained)) {
+            Object top = map.get(k);
+            if (top instanceof TxnNode n && n.txn.seq > 0) {
+                compact(k);
+            }
+        }
+    }
+
+    /** DECISION fields: u8 outcome, i64 time (epoch ms), i32 participants, per participant UTF tree, i32 partition. */
+    static byte[] decisionFields(boolean commit, long timeMillis, List<LogId> participants) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeBoolean(commit);
+            out.writeLong(timeMillis);
+            out.writeInt(participants.size());
+            for (LogId l : participants) {
+                out.writeUTF(l.tree());
+                out.writeInt(l.partition());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private Object applyDecision(List<WalRecord.Mutation> ms, long version) {
+        String id = ms.get(0).key();
+        Decision existing = decisions.get(id);
+        if (existing != null) {
+            return existing.version; // the first decision for an id wins
+        }
+        try {
+            DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(ms.get(0).value()));
+            boolean commit = in.readBoolean();
+            long time = in.readLong();
+            int n = in.readInt();
+            List<LogId> parts = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                parts.add(new LogId(in.readUTF(), in.readInt()));
+            }
+            String idem = null;
+            long digest = 0;
+            if (ms.size() > 1 && ms.get(1).op() == WalRecord.Mutation.IDEM) {
+                idem = ms.get(1).key();
+                digest = ByteBuffer.wrap(ms.get(1).value()).getLong();
+            }
+            Decision d = new Decision(id, commit, version, time, idem, digest, parts);
+            addDecision(d);
+            atomics.decisionApplied(d);
+            return version;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("decision " + id + " cannot be decoded", e);
+        }
+    }
+
+    private void addDecision(Decision d) {
+        decisions.put(d.id, d);
+        if (d.idempotencyKey != null) {
+            decisionsByIdempotencyKey.put(d.idempotencyKey, d);
+        }
+    }
+
+    // ------------------------------------------------------------------ snapshots
 
     /** Serialises the state as of {@link #appliedOffset}; call only from the applier. */
     byte[] snapshot() {
@@ -92,14 +498,71 @@ final class PartitionState {
             out.writeInt(SNAPSHOT_FORMAT);
             out.writeLong(appliedOffset);
             out.writeLong(maxVersion);
-            out.writeLong(map.size());
-            for (Map.Entry<String, Versioned> e : map.entrySet()) {
+            // committed view: single-key values and published atomic writes; pending ones go to their own section
+            List<Map.Entry<String, Versioned>> committed = new ArrayList<>(map.size());
+            for (Map.Entry<String, Object> e : map.entrySet()) {
+                Versioned v = latest(e.getValue());
+                if (v != null) {
+                    committed.add(Map.entry(e.getKey(), v));
+                }
+            }
+            out.writeLong(committed.size());
+            for (Map.Entry<String, Versioned> e : committed) {
                 byte[] k = e.getKey().getBytes(StandardCharsets.UTF_8);
                 out.writeInt(k.length);
                 out.write(k);
                 out.writeLong(e.getValue().version());
                 out.writeInt(e.getValue().value().length);
                 out.write(e.getValue().value());
+            }
+            List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
+            for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
+                if (e.getValue().txn().seq == 0) {
+                    pending.add(e);
+                }
+            }
+            out.writeInt(pending.size());
+            for (Map.Entry<String, Unresolved> e : pending) {
+                out.writeUTF(e.getKey());
+                out.writeInt(e.getValue().mutations().size());
+                for (WalRecord.Mutation m : e.getValue().mutations()) {
+                    out.writeByte(m.op());
+                    writeKey(out, m.key());
+                    if (m.op() == WalRecord.Mutation.PUT) {
+                        out.writeInt(m.value().length);
+                        out.write(m.value());
+                    }
+                }
+            }
+            List<Decision> kept = new ArrayList<>();
+            long now = System.currentTimeMillis();
+            for (Decision d : decisions.values()) {
+                if (atomics.forgettable(d, now)) {
+                    decisions.remove(d.id);
+                    if (d.idempotencyKey != null) {
+                        decisionsByIdempotencyKey.remove(d.idempotencyKey, d);
+                    }
+                } else {
+                    kept.add(d);
+                }
+            }
+            out.writeInt(kept.size());
+            for (Decision d : kept) {
+                out.writeUTF(d.id);
+                out.writeBoolean(d.commit);
+                out.writeLong(d.version);
+                out.writeLong(d.timeMillis);
+                out.writeBoolean(d.idempotencyKey != null);
+                if (d.idempotencyKey != null) {
+                    writeKey(out, d.idempotencyKey);
+                    out.writeLong(d.digest);
+                }
+                List<LogId> outstanding = List.copyOf(d.outstanding);
+                out.writeInt(outstanding.size());
+                for (LogId l : outstanding) {
+                    out.writeUTF(l.tree());
+                    out.writeInt(l.partition());
+                }
             }
             out.flush();
             int crc = (int) checked.getChecksum().getValue();
@@ -110,12 +573,42 @@ final class PartitionState {
         }
     }
 
+    private static void writeKey(DataOutputStream out, String key) throws IOException {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(k.length);
+        out.write(k);
+    }
+
+    private String readKey(DataInputStream in, long throughOffset) throws IOException {
+        int kl = in.readInt();
+        if (kl < 0 || kl > LatticeConfig.MAX_KEY_BYTES_LIMIT) {
+            throw new CorruptLogException(log, throughOffset, "checkpoint key length " + kl);
+        }
+        byte[] k = in.readNBytes(kl);
+        if (k.length != kl) {
+            throw new EOFException();
+        }
+        return new String(k, StandardCharsets.UTF_8);
+    }
+
+    private byte[] readValue(DataInputStream in, long throughOffset) throws IOException {
+        int vl = in.readInt();
+        if (vl < 0) {
+            throw new CorruptLogException(log, throughOffset, "checkpoint value length " + vl);
+        }
+        byte[] v = in.readNBytes(vl);
+        if (v.length != vl) {
+            throw new EOFException();
+        }
+        return v;
+    }
+
     /**
-     * Loads a snapshot into this (empty) state.
+     * Loads a snapshot (format 1 or 2) into this (empty) state.
      *
      * @throws CorruptLogException if the stream fails its checksum or cannot be decoded
      */
-    void load(LogId log, long throughOffset, InputStream raw) {
+    void load(long throughOffset, InputStream raw) {
         BufferedInputStream buffered = new BufferedInputStream(raw, 256 * 1024);
         CheckedInputStream checked = new CheckedInputStream(buffered, new CRC32C());
         DataInputStream in = new DataInputStream(checked);
@@ -124,7 +617,7 @@ final class PartitionState {
                 throw new CorruptLogException(log, throughOffset, "checkpoint has a wrong magic number");
             }
             int format = in.readInt();
-            if (format != SNAPSHOT_FORMAT) {
+            if (format != SNAPSHOT_FORMAT && format != SNAPSHOT_FORMAT_V1) {
                 throw new CorruptLogException(log, throughOffset, "checkpoint format " + format + " is unknown");
             }
             long through = in.readLong();
@@ -134,21 +627,51 @@ final class PartitionState {
             long maxV = in.readLong();
             long count = in.readLong();
             for (long i = 0; i < count; i++) {
-                int kl = in.readInt();
-                if (kl < 0 || kl > LatticeConfig.MAX_KEY_BYTES_LIMIT) {
-                    throw new CorruptLogException(log, throughOffset, "checkpoint key length " + kl);
-                }
-                byte[] k = in.readNBytes(kl);
+                String k = readKey(in, throughOffset);
                 long version = in.readLong();
-                int vl = in.readInt();
-                if (vl < 0) {
-                    throw new CorruptLogException(log, throughOffset, "checkpoint value length " + vl);
+                put(k, readValue(in, throughOffset), version);
+            }
+            if (format >= 2) {
+                int pending = in.readInt();
+                for (int i = 0; i < pending; i++) {
+                    String id = in.readUTF();
+                    int n = in.readInt();
+                    List<WalRecord.Mutation> ms = new ArrayList<>(Math.min(n, 4096));
+                    for (int j = 0; j < n; j++) {
+                        byte op = in.readByte();
+                        String k = readKey(in, throughOffset);
+                        byte[] kb = k.getBytes(StandardCharsets.UTF_8);
+                        if (op == WalRecord.Mutation.PUT) {
+                            ms.add(WalRecord.Mutation.put(k, kb, readValue(in, throughOffset)));
+                        } else if (op == WalRecord.Mutation.DELETE) {
+                            ms.add(WalRecord.Mutation.delete(k, kb));
+                        } else {
+                            throw new CorruptLogException(log, throughOffset, "checkpoint pending op " + op);
+                        }
+                    }
+                    Txn t = replayTxns.apply(id);
+                    insert(ms, t);
+                    unresolved.put(id, new Unresolved(t, ms));
                 }
-                byte[] v = in.readNBytes(vl);
-                if (k.length != kl || v.length != vl) {
-                    throw new EOFException();
+                int decided = in.readInt();
+                for (int i = 0; i < decided; i++) {
+                    String id = in.readUTF();
+                    boolean commit = in.readBoolean();
+                    long version = in.readLong();
+                    long time = in.readLong();
+                    String idem = null;
+                    long digest = 0;
+                    if (in.readBoolean()) {
+                        idem = readKey(in, throughOffset);
+                        digest = in.readLong();
+                    }
+                    int n = in.readInt();
+                    List<LogId> parts = new ArrayList<>(Math.min(n, 4096));
+                    for (int j = 0; j < n; j++) {
+                        parts.add(new LogId(in.readUTF(), in.readInt()));
+                    }
+                    addDecision(new Decision(id, commit, version, time, idem, digest, parts));
                 }
-                put(new String(k, StandardCharsets.UTF_8), v, version);
             }
             int computed = (int) checked.getChecksum().getValue();
             int stored = new DataInputStream(buffered).readInt();
@@ -169,11 +692,20 @@ final class PartitionState {
 
     /** Drops everything (used when a load fails half-way). */
     void clear() {
-        for (Map.Entry<String, Versioned> e : map.entrySet()) {
-            memoryBudgetUsed.addAndGet(-estimate(e.getKey(), e.getValue().value()));
+        for (Map.Entry<String, Object> e : map.entrySet()) {
+            dropChain(e.getKey(), e.getValue());
         }
         map.clear();
+        chained.clear();
+        unresolved.clear();
+        decisions.clear();
+        decisionsByIdempotencyKey.clear();
         appliedOffset = -1;
         maxVersion = 0;
+    }
+
+    /** @return the unresolved atomic writes in prepare order (a copy) */
+    Map<String, Unresolved> unresolvedSnapshot() {
+        return new LinkedHashMap<>(unresolved);
     }
 }

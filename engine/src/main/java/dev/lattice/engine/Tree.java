@@ -38,6 +38,36 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface Tree {
 
+    /**
+     * Starts an atomic write bound to this tree (its {@code put(key, value)}, {@code delete(key)} and precondition
+     * methods address this tree; other trees of the lattice may be added with the tree-taking methods).
+     *
+     * @return a new, empty atomic write (not thread-safe; commit once)
+     * @throws LatticeShuttingDownException if the lattice is closed
+     */
+    AtomicWrite atomic();
+
+    /**
+     * Puts every entry in one atomic write: all or nothing, durable before it returns, never partially visible to a
+     * concurrent reader (point reads, {@link #getAll}, scans), one version for every key. Limits as
+     * {@link AtomicWrite}: at most {@code LatticeConfig.maxAtomicKeys} entries, each log's part within one entry of
+     * its provider.
+     *
+     * @param entries key to value, at least one entry (values are copied)
+     * @return the version every key now carries
+     * @throws NullPointerException if {@code entries}, a key or a value is null
+     * @throws IllegalArgumentException if empty, or a key, value or the write breaks a limit (nothing written)
+     * @throws LatticeException as {@link AtomicWrite#commit()}
+     */
+    default long putAllAtomic(Map<String, byte[]> entries) {
+        java.util.Objects.requireNonNull(entries, "entries");
+        AtomicWrite w = atomic();
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            w.put(e.getKey(), e.getValue());
+        }
+        return w.commit().version();
+    }
+
     /** @return the tree's name */
     String name();
 

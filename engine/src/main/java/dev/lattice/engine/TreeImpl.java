@@ -88,12 +88,14 @@ final class TreeImpl implements Tree {
         long t0 = System.nanoTime();
         Semaphore permits = new Semaphore(ctx.config.replayParallelism);
         List<Future<LogPipeline>> futures = new ArrayList<>();
+        java.util.concurrent.ConcurrentHashMap<String, Txn> replayTxns = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.function.Function<String, Txn> txnOf = id -> replayTxns.computeIfAbsent(id, Txn::new);
         for (int p = 0; p < partitions; p++) {
             LogId log = new LogId(name, p);
             futures.add(ctx.io.submit(() -> {
                 permits.acquire();
                 try {
-                    return t.replay(log);
+                    return t.replay(log, txnOf);
                 } finally {
                     permits.release();
                 }
@@ -125,6 +127,7 @@ final class TreeImpl implements Tree {
             }
             throw failure;
         }
+        ctx.atomics.resolveAtOpen(t);
         long max = 0;
         for (LogPipeline lp : t.pipelines) {
             max = Math.max(max, lp.state.maxVersion);
@@ -137,22 +140,24 @@ final class TreeImpl implements Tree {
         return t;
     }
 
-    private LogPipeline replay(LogId log) {
+    private LogPipeline replay(LogId log, java.util.function.Function<String, Txn> txnOf) {
         ProviderHandle handle = handles[log.partition()];
         WalStorageProvider p = handle.provider();
         Fence fence = p.claim(log);
         p.reconcile(log, fence);
-        PartitionState ps = new PartitionState(ctx.memoryUsed);
+        PartitionState ps = new PartitionState(log, ctx.memoryUsed, ctx.atomics, txnOf);
         long lastCheckpoint = -1;
         Optional<CheckpointInfo> cp = p.checkpoints().latest(log);
         if (cp.isPresent()) {
             CheckpointInfo info = cp.get();
-            if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT) {
+            if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT
+                    && info.formatVersion() != PartitionState.SNAPSHOT_FORMAT_V1) {
                 throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + info.formatVersion()
-                        + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT + ")");
+                        + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT_V1 + " or "
+                        + PartitionState.SNAPSHOT_FORMAT + ")");
             }
             try (InputStream in = p.checkpoints().open(log, info)) {
-                ps.load(log, info.throughOffset(), in);
+                ps.load(info.throughOffset(), in);
             } catch (IOException e) {
                 throw new UncheckedIOException("closing checkpoint stream of " + log, e);
             }
@@ -180,12 +185,11 @@ final class TreeImpl implements Tree {
                             + e.offset());
                 }
                 WalRecord.Decoded d = WalRecord.decode(log, e.offset(), e.payload());
-                if (d.kind() != WalRecord.KIND_MUTATIONS) {
+                if (d.kind() == WalRecord.KIND_CATALOG || d.kind() < WalRecord.KIND_MUTATIONS
+                        || d.kind() > WalRecord.KIND_DECISION) {
                     throw new CorruptLogException(log, e.offset(), "not a tree entry (kind " + d.kind() + ")");
                 }
-                for (WalRecord.Mutation m : d.mutations()) {
-                    ps.apply(m, d.version());
-                }
+                ps.apply(d.kind(), d.mutations(), d.version(), null);
                 ps.appliedOffset = e.offset();
                 from = e.offset();
                 ctx.stats.replayEntries.increment();
@@ -203,6 +207,24 @@ final class TreeImpl implements Tree {
     long nextVersion() {
         long now = System.currentTimeMillis() << 12;
         return clock.updateAndGet(v -> Math.max(v + 1, now));
+    }
+
+    /** Moves the clock to at least {@code version} (a cross-tree atomic write took it from another tree). */
+    void advanceClock(long version) {
+        clock.accumulateAndGet(version, Math::max);
+    }
+
+    EngineContext context() {
+        return ctx;
+    }
+
+    Lattice lattice() {
+        return lattice;
+    }
+
+    /** @return the pipeline of a key's partition */
+    LogPipeline pipelineOf(String key) {
+        return pipeline(key);
     }
 
     void saturationChanged() {
@@ -253,7 +275,8 @@ final class TreeImpl implements Tree {
         return pipelines[partitionOf(key, pipelines.length)];
     }
 
-    private byte[] keyBytes(String key) {
+    /** Validates a key for writing; returns its UTF-8 bytes. */
+    byte[] keyBytes(String key) {
         Objects.requireNonNull(key, "key");
         if (key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty");
@@ -278,7 +301,8 @@ final class TreeImpl implements Tree {
         return false;
     }
 
-    private byte[] value(byte[] value) {
+    /** Validates a value for writing; returns a private copy. */
+    byte[] value(byte[] value) {
         Objects.requireNonNull(value, "value");
         if (value.length > maxValueBytes) {
             throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
@@ -288,7 +312,7 @@ final class TreeImpl implements Tree {
         return value.clone();
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (lattice.isClosed()) {
             throw new LatticeShuttingDownException("lattice is closed; tree '" + name + "' is no longer readable");
         }
@@ -360,7 +384,7 @@ final class TreeImpl implements Tree {
                     + key.length() + " characters");
         }
         checkOpen();
-        return Optional.ofNullable(pipeline(key).state.map.get(key));
+        return Optional.ofNullable(pipeline(key).state.latest(key));
     }
 
     @Override
@@ -371,11 +395,26 @@ final class TreeImpl implements Tree {
     @Override
     public Map<String, byte[]> getAll(Collection<String> keys) {
         Objects.requireNonNull(keys, "keys");
-        Map<String, byte[]> out = new TreeMap<>();
-        for (String k : keys) {
-            get(k).ifPresent(v -> out.put(k, v));
+        checkOpen();
+        Visibility vis = ctx.atomics.visibility;
+        long s = vis.openSnapshot();
+        try {
+            Map<String, byte[]> out = new TreeMap<>();
+            for (String k : keys) {
+                Objects.requireNonNull(k, "key");
+                if (k.isEmpty() || k.length() > maxKeyBytes) {
+                    throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
+                            + k.length() + " characters");
+                }
+                Versioned v = PartitionState.at(pipeline(k).state.map.get(k), s);
+                if (v != null) {
+                    out.put(k, v.value());
+                }
+            }
+            return out;
+        } finally {
+            vis.closeSnapshot(s);
         }
-        return out;
     }
 
     @Override
@@ -457,11 +496,17 @@ final class TreeImpl implements Tree {
     }
 
     @Override
+    public AtomicWrite atomic() {
+        checkOpen();
+        return ctx.atomics.begin(this);
+    }
+
+    @Override
     public long count() {
         checkOpen();
         long n = 0;
         for (LogPipeline p : pipelines) {
-            n += p.state.map.size();
+            n += p.state.count();
         }
         return n;
     }
@@ -481,9 +526,9 @@ final class TreeImpl implements Tree {
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
         checkOpen();
-        List<java.util.Iterator<Map.Entry<String, Versioned>>> its = new ArrayList<>(pipelines.length);
+        List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(pipelines.length);
         for (LogPipeline p : pipelines) {
-            NavigableMap<String, Versioned> m = p.state.map;
+            NavigableMap<String, Object> m = p.state.map;
             if (fromInclusive != null && toExclusive != null) {
                 m = fromInclusive.compareTo(toExclusive) >= 0 ? new TreeMap<>()
                         : m.subMap(fromInclusive, true, toExclusive, false);
@@ -494,23 +539,63 @@ final class TreeImpl implements Tree {
             }
             its.add((reverse ? m.descendingMap() : m).entrySet().iterator());
         }
-        return new MergeCursor(its, reverse);
+        return new MergeCursor(its, reverse, ctx.atomics.visibility);
     }
 
-    /** k-way merge of the partitions' ordered iterators. */
+    /** Keeps a scan's snapshot registered until the cursor is closed, exhausted, or garbage. */
+    private static final class SnapshotLease implements Runnable {
+        private final Visibility vis;
+        private final long seq;
+        private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+
+        SnapshotLease(Visibility vis, long seq) {
+            this.vis = vis;
+            this.seq = seq;
+        }
+
+        @Override
+        public void run() {
+            if (released.compareAndSet(false, true)) {
+                vis.closeSnapshot(seq);
+            }
+        }
+    }
+
+    private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
+
+    /**
+     * k-way merge of the partitions' ordered iterators, reading each key as of the snapshot taken when the scan
+     * started (atomic writes published later are not seen, and none is seen in part).
+     */
     private static final class MergeCursor implements ScanCursor {
-        private record Head(Map.Entry<String, Versioned> entry, java.util.Iterator<Map.Entry<String, Versioned>> it) {
+        private record Head(String key, Versioned value, java.util.Iterator<Map.Entry<String, Object>> it) {
         }
 
         private final PriorityQueue<Head> heap;
+        private final long snapshot;
+        private final java.lang.ref.Cleaner.Cleanable lease;
         private boolean closed;
 
-        MergeCursor(List<java.util.Iterator<Map.Entry<String, Versioned>>> its, boolean reverse) {
-            Comparator<Head> byKey = Comparator.comparing(h -> h.entry().getKey());
+        MergeCursor(List<java.util.Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis) {
+            this.snapshot = vis.openSnapshot();
+            this.lease = CLEANER.register(this, new SnapshotLease(vis, snapshot));
+            Comparator<Head> byKey = Comparator.comparing(Head::key);
             heap = new PriorityQueue<>(Math.max(1, its.size()), reverse ? byKey.reversed() : byKey);
             for (var it : its) {
-                if (it.hasNext()) {
-                    heap.add(new Head(it.next(), it));
+                advance(it);
+            }
+            if (heap.isEmpty()) {
+                close();
+            }
+        }
+
+        private void advance(java.util.Iterator<Map.Entry<String, Object>> it) {
+            while (it.hasNext()) {
+                Map.Entry<String, Object> e = it.next();
+                Versioned v = PartitionState.at(e.getValue(), snapshot);
+                if (v != null) {
+                    heap.add(new Head(e.getKey(), v, it));
+                    return;
                 }
             }
         }
@@ -526,17 +611,18 @@ final class TreeImpl implements Tree {
                 throw new NoSuchElementException();
             }
             Head h = heap.poll();
-            if (h.it().hasNext()) {
-                heap.add(new Head(h.it().next(), h.it()));
+            advance(h.it());
+            if (heap.isEmpty()) {
+                lease.clean();
             }
-            Versioned v = h.entry().getValue();
-            return new TreeEntry(h.entry().getKey(), v.value(), v.version());
+            return new TreeEntry(h.key(), h.value().value(), h.value().version());
         }
 
         @Override
         public void close() {
             closed = true;
             heap.clear();
+            lease.clean();
         }
     }
 }

@@ -3,9 +3,9 @@ package dev.lattice.engine;
 import java.util.Objects;
 
 /**
- * A value with the version of the mutation that wrote it. Versions are positive, unique within a tree and
- * increase with every committed mutation of a log; a reopened tree continues above the highest version it
- * replayed. Version {@code 0} stands for "absent" in {@link Tree#putIfVersion}.
+ * A value with the version of the write that wrote it. Versions are positive, increase with every committed write
+ * of a key, and are unique per write within a tree (all keys of one atomic write carry its one version); a reopened
+ * tree continues above the highest version it replayed. Version {@code 0} stands for "absent" in {@link Tree#putIfVersion}.
  *
  * @param value the value bytes (the caller must not modify them; they are shared with the engine's state)
  * @param version the version, {@code >= 1}

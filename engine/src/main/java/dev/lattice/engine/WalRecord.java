@@ -16,7 +16,7 @@ import java.util.zip.CRC32C;
  * <pre>
  * 0  u8  magic 0x4C ('L')
  * 1  u8  format version (1)
- * 2  u8  kind: 1 = tree mutations, 2 = catalog
+ * 2  u8  kind: 1 = tree mutations, 2 = catalog, 3 = atomic (one log), 4 = prepare, 5 = resolve, 6 = decision
  * 3  u8  flags (0)
  * 4  i64 version (per-tree, assigned at batch cut)
  * 12 i32 mutation count
@@ -33,6 +33,14 @@ final class WalRecord {
     static final byte FORMAT = 1;
     static final byte KIND_MUTATIONS = 1;
     static final byte KIND_CATALOG = 2;
+    /** All mutations of a single-log atomic write, with its preconditions ({@code EXPECT} ops): all or none. */
+    static final byte KIND_ATOMIC = 3;
+    /** One participant's part of a multi-log atomic write: {@code TXN} op first, then preconditions and mutations. */
+    static final byte KIND_PREPARE = 4;
+    /** The outcome of a multi-log atomic write in a participant log: one {@code TXN} op (outcome, version). */
+    static final byte KIND_RESOLVE = 5;
+    /** The commit point of a multi-log atomic write, in the {@code _txn} log: {@code TXN} op, optional {@code IDEM}. */
+    static final byte KIND_DECISION = 6;
     static final int HEADER_BYTES = 16;
     static final int TRAILER_BYTES = 4;
     /** Bytes an entry holding one put adds around its key and value: header, op, lengths, checksum. */
@@ -116,8 +124,26 @@ final class WalRecord {
         static final byte PUT = 1;
         static final byte DELETE = 2;
         static final byte PUT_IF_VERSION = 3;
+        /** Precondition of an atomic write: the key's version must equal the expected one (0 = absent). */
+        static final byte EXPECT = 4;
         static final byte CREATE_TREE = 10;
         static final byte SET_PLACEMENT = 11;
+        /** Atomic-write control record: the key is the write's id, the value its kind-specific fields. */
+        static final byte TXN = 12;
+        /** Idempotency key of an atomic write (in a decision): the key is the idempotency key, the value its key-set digest. */
+        static final byte IDEM = 13;
+
+        static Mutation expect(String key, byte[] keyBytes, long expected) {
+            return new Mutation(EXPECT, key, keyBytes, null, expected);
+        }
+
+        static Mutation txn(String id, byte[] fields) {
+            return new Mutation(TXN, id, id.getBytes(StandardCharsets.UTF_8), fields, 0);
+        }
+
+        static Mutation idem(String key, byte[] digest) {
+            return new Mutation(IDEM, key, key.getBytes(StandardCharsets.UTF_8), digest, 0);
+        }
 
         static Mutation put(String key, byte[] keyBytes, byte[] value) {
             return new Mutation(PUT, key, keyBytes, value, 0);
@@ -151,16 +177,25 @@ final class WalRecord {
         }
 
         boolean hasValue() {
-            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT;
+            return hasValue(op);
+        }
+
+        static boolean hasValue(byte op) {
+            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT || op == TXN
+                    || op == IDEM;
+        }
+
+        static boolean hasExpected(byte op) {
+            return op == PUT_IF_VERSION || op == EXPECT;
         }
 
         int encodedSize() {
-            return 1 + (op == PUT_IF_VERSION ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0);
+            return 1 + (hasExpected(op) ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0);
         }
 
         void writeTo(ByteBuffer b) {
             b.put(op);
-            if (op == PUT_IF_VERSION) {
+            if (hasExpected(op)) {
                 b.putLong(expectedVersion);
             }
             b.putInt(keyBytes.length).put(keyBytes);
@@ -171,14 +206,15 @@ final class WalRecord {
 
         static Mutation readFrom(ByteBuffer b) {
             byte op = b.get();
-            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != CREATE_TREE && op != SET_PLACEMENT) {
+            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != EXPECT && op != CREATE_TREE
+                    && op != SET_PLACEMENT && op != TXN && op != IDEM) {
                 throw new IllegalArgumentException("unknown mutation op " + op);
             }
-            long expected = op == PUT_IF_VERSION ? b.getLong() : 0;
+            long expected = hasExpected(op) ? b.getLong() : 0;
             byte[] key = new byte[checkLength(b, b.getInt())];
             b.get(key);
             byte[] value = null;
-            if (op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT) {
+            if (hasValue(op)) {
                 value = new byte[checkLength(b, b.getInt())];
                 b.get(value);
             }

@@ -1,0 +1,629 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.LogId;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Atomic writes: the commit protocol, the {@code _txn} log of decisions, and resolution after a restart.
+ *
+ * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry: its preconditions are
+ * checked and its mutations applied in one step by the log's applier. A write over several logs:
+ * <ol>
+ *   <li>locks its keys in every participant log, in (tree, partition) order, so writes cannot deadlock;</li>
+ *   <li>appends a PREPARE entry (its mutations and preconditions for that log) to every participant; applied, it
+ *       leaves invisible nodes;</li>
+ *   <li>appends a DECISION entry to the {@code _txn} log: the commit point. Applying it publishes the write in
+ *       one step ({@link Visibility#publish}) and the caller returns;</li>
+ *   <li>appends a RESOLVE entry to every participant; applying it folds the nodes and releases the locks.</li>
+ * </ol>
+ * Replay rebuilds pending nodes from PREPARE entries (or a checkpoint's pending section) and resolves what no
+ * RESOLVE entry resolved from the {@code _txn} log's decisions; a write with no decision is aborted, and the abort
+ * is written as RESOLVE entries (the {@code _txn} log is claimed first, so no older process can still decide).
+ * Thread-safe.
+ */
+final class AtomicWrites {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AtomicWrites.class);
+    static final String TXN_TREE = "_txn";
+
+    /** One participant log of a multi-log write. */
+    static final class Part {
+        final TreeImpl tree;
+        final LogPipeline pipeline;
+        final List<WalRecord.Mutation> mutations = new ArrayList<>();
+        final List<String> keys = new ArrayList<>();
+        volatile boolean prepareSubmitted;
+
+        Part(TreeImpl tree, LogPipeline pipeline) {
+            this.tree = tree;
+            this.pipeline = pipeline;
+        }
+    }
+
+    private record InFlight(long digest, Txn txn) {
+    }
+
+    final Visibility visibility = new Visibility();
+    private final EngineContext ctx;
+    private volatile Lattice lattice;
+    private final ConcurrentHashMap<String, Txn> live = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, InFlight> idempotent = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Txn, List<Part>> parts = new ConcurrentHashMap<>();
+    private volatile TreeImpl txnTree;
+
+    private Counter committedSingle;
+    private Counter committedMulti;
+    private Counter abortedPrecondition;
+    private Counter abortedFailure;
+    private Counter resolvedAtOpen;
+    private Timer duration;
+    private DistributionSummary keysPerWrite;
+    private DistributionSummary logsPerWrite;
+
+    AtomicWrites(EngineContext ctx) {
+        this.ctx = ctx;
+    }
+
+    void bind(Lattice l) {
+        this.lattice = l;
+        var r = ctx.registry;
+        committedSingle = Counter.builder("lattice.atomic.committed").tag("logs", "single")
+                .description("atomic writes committed").register(r);
+        committedMulti = Counter.builder("lattice.atomic.committed").tag("logs", "multi")
+                .description("atomic writes committed").register(r);
+        abortedPrecondition = Counter.builder("lattice.atomic.aborted").tag("reason", "precondition")
+                .description("atomic writes aborted").register(r);
+        abortedFailure = Counter.builder("lattice.atomic.aborted").tag("reason", "failure")
+                .description("atomic writes aborted").register(r);
+        resolvedAtOpen = Counter.builder("lattice.atomic.resolved.at.open")
+                .description("atomic writes left unresolved by an earlier process and resolved at open").register(r);
+        duration = Timer.builder("lattice.atomic.duration").description("commit() call to outcome").register(r);
+        keysPerWrite = DistributionSummary.builder("lattice.atomic.keys").description("puts and deletes per atomic write")
+                .register(r);
+        logsPerWrite = DistributionSummary.builder("lattice.atomic.participants")
+                .description("logs per atomic write").register(r);
+    }
+
+    Executor executor() {
+        return ctx.io;
+    }
+
+    // ------------------------------------------------------------------ the _txn log
+
+    /** @return the {@code _txn} tree, opened (replayed) on first use */
+    TreeImpl txnTree() {
+        TreeImpl t = txnTree;
+        if (t != null) {
+            return t;
+        }
+        synchronized (this) {
+            if (txnTree == null) {
+                txnTree = TreeImpl.open(ctx, lattice, new Placement(TXN_TREE, 1, List.of(PlacementPolicy.DEFAULT_KEY)));
+                for (TreeImpl open : lattice.openTrees()) {
+                    pruneOutstanding(open, txnTree);
+                }
+            }
+            return txnTree;
+        }
+    }
+
+    /** @return the {@code _txn} tree if opened, else null */
+    TreeImpl txnTreeIfOpen() {
+        return txnTree;
+    }
+
+    private PartitionState decisions(TreeImpl tt) {
+        return tt.pipelines()[0].state;
+    }
+
+    /** {@code _txn} applier: a decision was applied. Publishes or aborts the live write it decides. */
+    void decisionApplied(PartitionState.Decision d) {
+        Txn t = live.get(d.id);
+        if (t == null) {
+            return;
+        }
+        if (d.commit) {
+            if (t.seq <= 0) {
+                visibility.publish(t, d.version);
+            }
+            t.outcome.complete(d.version);
+        } else {
+            markAborted(t, new AtomicWriteAbortedException("atomic write " + d.id + " was aborted", null));
+        }
+        live.remove(d.id, t);
+        ctx.io.execute(() -> resolveAll(t, d.commit, d.version));
+    }
+
+    /** Any applier: a RESOLVE entry of {@code id} was applied in {@code log}. */
+    void resolvedIn(LogId log, String id) {
+        TreeImpl tt = txnTree;
+        if (tt != null) {
+            PartitionState.Decision d = decisions(tt).decisions.get(id);
+            if (d != null) {
+                d.outstanding.remove(log);
+            }
+        }
+    }
+
+    /** @return true when a decision may be dropped from the {@code _txn} checkpoint */
+    boolean forgettable(PartitionState.Decision d, long nowMillis) {
+        return d.outstanding.isEmpty()
+                && (d.idempotencyKey == null || nowMillis - d.timeMillis > ctx.config.atomicRetention.toMillis());
+    }
+
+    /** Drops participants of {@code t} from decisions' outstanding sets when their replayed state holds no prepare. */
+    private void pruneOutstanding(TreeImpl t, TreeImpl tt) {
+        if (t == tt) {
+            return;
+        }
+        for (PartitionState.Decision d : decisions(tt).decisions.values()) {
+            for (LogId l : List.copyOf(d.outstanding)) {
+                if (l.tree().equals(t.name()) && l.partition() < t.partitions()
+                        && !t.pipelines()[l.partition()].state.unresolved.containsKey(d.id)) {
+                    d.outstanding.remove(l);
+                }
+            }
+        }
+    }
+
+    /**
+     * After a tree's logs are replayed, before it is handed out: resolves the atomic writes an earlier process left
+     * prepared, from the {@code _txn} decisions (no decision = aborted), in memory at once and durably by RESOLVE
+     * entries (their keys stay locked until those are applied).
+     */
+    void resolveAtOpen(TreeImpl t) {
+        if (t.name().equals(TXN_TREE)) {
+            return;
+        }
+        boolean any = false;
+        for (LogPipeline lp : t.pipelines()) {
+            any |= !lp.state.unresolved.isEmpty();
+        }
+        TreeImpl tt = any ? txnTree() : txnTree;
+        if (tt != null) {
+            pruneOutstanding(t, tt);
+        }
+        if (!any) {
+            return;
+        }
+        record Todo(LogPipeline lp, Txn txn, boolean commit, long version) {
+        }
+        List<Todo> todo = new ArrayList<>();
+        for (LogPipeline lp : t.pipelines()) {
+            for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
+                PartitionState.Decision d = decisions(tt).decisions.get(e.getKey());
+                boolean commit = d != null && d.commit;
+                long version = d != null ? d.version : 0;
+                List<String> keys = new ArrayList<>();
+                for (WalRecord.Mutation m : e.getValue().mutations()) {
+                    keys.add(m.key());
+                }
+                lp.lockNow(e.getValue().txn(), keys);
+                lp.state.resolve(e.getKey(), commit, version);
+                todo.add(new Todo(lp, e.getValue().txn(), commit, version));
+                resolvedAtOpen.increment();
+                LOG.info("{}: atomic write {} left prepared by an earlier process: {}", lp.log, e.getKey(),
+                        commit ? "committed (decision found)" : "aborted (no decision)");
+            }
+        }
+        for (Todo d : todo) {
+            sendResolve(d.lp(), d.txn(), d.commit(), d.version(), 0);
+        }
+    }
+
+    // ------------------------------------------------------------------ resolve
+
+    private void resolveAll(Txn t, boolean commit, long version) {
+        if (!t.resolving.compareAndSet(false, true)) {
+            return;
+        }
+        for (Part p : parts.getOrDefault(t, List.of())) {
+            if (p.prepareSubmitted) {
+                sendResolve(p.pipeline, t, commit, version, 0);
+            } else {
+                p.pipeline.releaseLocks(t.id);
+            }
+        }
+        parts.remove(t);
+    }
+
+    /** Appends RESOLVE to a participant, retrying until it lands or the log can no longer be written here. */
+    private void sendResolve(LogPipeline lp, Txn t, boolean commit, long version, int attempt) {
+        PendingWrite w = new PendingWrite(WalRecord.KIND_RESOLVE,
+                List.of(WalRecord.Mutation.txn(t.id, PartitionState.resolveFields(commit, version))), List.of(), null,
+                null, t.id);
+        lp.submit(w);
+        w.future.whenComplete((r, e) -> {
+            if (e == null) {
+                return;
+            }
+            if (lp.writable() && !lattice.isClosed()) {
+                long delay = Math.min(1000, Math.max(10, ctx.config.retryBackoff.toMillis()) << Math.min(attempt, 6));
+                LOG.warn("{}: resolving atomic write {} failed, retrying in {} ms: {}", lp.log, t.id, delay, e.toString());
+                try {
+                    ctx.timer.schedule(() -> ctx.io.execute(() -> sendResolve(lp, t, commit, version, attempt + 1)),
+                            delay, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    LOG.debug("lattice closed before the resolve of {} could be retried", t.id);
+                }
+            } else {
+                LOG.warn("{}: atomic write {} is {} but its resolve entry was not written ({}); the next open of the "
+                        + "tree resolves it", lp.log, t.id, commit ? "committed" : "aborted", e.toString());
+            }
+        });
+    }
+
+    private void markAborted(Txn t, RuntimeException why) {
+        if (t.seq == 0) {
+            t.seq = Txn.ABORTED;
+        }
+        t.outcome.completeExceptionally(why);
+    }
+
+    // ------------------------------------------------------------------ commit
+
+    AtomicWrite begin(Tree bound) {
+        return new AtomicWrite(this, lattice, bound);
+    }
+
+    AtomicResult commit(AtomicWrite w) {
+        long t0 = System.nanoTime();
+        if (lattice.isClosed()) {
+            throw new LatticeShuttingDownException("lattice is closed; atomic write not admitted");
+        }
+        if (w.ops.isEmpty()) {
+            throw new IllegalArgumentException("an atomic write needs at least one put or delete");
+        }
+        // group by log, (tree, partition) order; check duplicates and limits before anything is written
+        TreeMap<String, Part> byLog = new TreeMap<>();
+        Set<String> written = new HashSet<>();
+        Set<String> expected = new HashSet<>();
+        int writes = 0;
+        long addBytes = 0;
+        for (AtomicWrite.Op op : w.ops) {
+            String id = op.tree().name() + "\u0000" + op.key();
+            if (op.kind() == WalRecord.Mutation.EXPECT ? !expected.add(id) : !written.add(id)) {
+                throw new IllegalArgumentException("key '" + op.key() + "' of tree '" + op.tree().name() + "' is "
+                        + (op.kind() == WalRecord.Mutation.EXPECT ? "given two preconditions" : "written twice")
+                        + " in one atomic write");
+            }
+            LogPipeline lp = op.tree().pipelineOf(op.key());
+            Part p = byLog.computeIfAbsent(String.format("%s\u0000%05d", op.tree().name(), lp.log.partition()),
+                    k -> new Part(op.tree(), lp));
+            byte[] kb = op.key().getBytes(StandardCharsets.UTF_8);
+            switch (op.kind()) {
+                case WalRecord.Mutation.PUT -> {
+                    p.mutations.add(WalRecord.Mutation.put(op.key(), kb, op.value()));
+                    writes++;
+                    addBytes += PartitionState.estimate(op.key(), op.value());
+                }
+                case WalRecord.Mutation.DELETE -> {
+                    p.mutations.add(WalRecord.Mutation.delete(op.key(), kb));
+                    writes++;
+                }
+                default -> p.mutations.add(WalRecord.Mutation.expect(op.key(), kb, op.expected()));
+            }
+            if (!p.keys.contains(op.key())) {
+                p.keys.add(op.key());
+            }
+        }
+        if (writes == 0) {
+            throw new IllegalArgumentException("an atomic write needs at least one put or delete (it has only "
+                    + "preconditions)");
+        }
+        if (writes > ctx.config.maxAtomicKeys) {
+            throw new IllegalArgumentException("atomic write has " + writes + " puts and deletes, more than the limit of "
+                    + ctx.config.maxAtomicKeys + " (LatticeConfig maxAtomicKeys)");
+        }
+        for (Part p : byLog.values()) {
+            // the prepare entry carries one extra TXN mutation (id + fields) beyond the mutations
+            long size = WalRecord.encode(WalRecord.KIND_ATOMIC, p.mutations).length + 64;
+            var limits = p.pipeline.handle().descriptor().limits();
+            long max = Math.min(limits.maxEntryBytes(), ctx.config.maxBatchBytes);
+            if (size > max) {
+                throw new IllegalArgumentException("atomic write's part in log " + p.pipeline.log + " is " + size
+                        + " bytes, more than the " + max + "-byte limit of one entry (provider '"
+                        + p.pipeline.handle().key() + "' maxEntryBytes " + limits.maxEntryBytes()
+                        + ", LatticeConfig maxBatchBytes " + ctx.config.maxBatchBytes + ")");
+            }
+        }
+        long used = ctx.memoryUsed.get();
+        if (used + addBytes > ctx.config.memoryBudgetBytes) {
+            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
+                    + " bytes would be exceeded by " + addBytes + " bytes (live data estimate " + used + " bytes)");
+        }
+        List<Part> ps = new ArrayList<>(byLog.values());
+        keysPerWrite.record(writes);
+        logsPerWrite.record(ps.size());
+        try {
+            AtomicResult r;
+            if (w.idempotencyKey == null && ps.size() == 1) {
+                r = commitSingle(ps.get(0), writes);
+            } else {
+                r = commitMulti(ps, writes, w.idempotencyKey, digest(w));
+            }
+            if (!r.reattached()) {
+                (r.logs() == 1 && w.idempotencyKey == null ? committedSingle : committedMulti).increment();
+            }
+            return r;
+        } catch (PreconditionFailedException e) {
+            abortedPrecondition.increment();
+            throw e;
+        } catch (AtomicWriteAbortedException | WriteOutcomeUnknownException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            abortedFailure.increment();
+            throw e;
+        } finally {
+            duration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private static PreconditionFailedException failure(Part p, PartitionState.PreconditionFailure f) {
+        return new PreconditionFailedException(p.tree.name(), f.key(), f.expected(),
+                f.heldByOtherWrite() ? -1 : f.actual());
+    }
+
+    private AtomicResult commitSingle(Part p, int writes) {
+        PartitionState.PreconditionFailure early = p.pipeline.state.check(p.mutations);
+        if (early != null) {
+            throw failure(p, early);
+        }
+        PendingWrite pw = new PendingWrite(WalRecord.KIND_ATOMIC, List.copyOf(p.mutations), List.copyOf(p.keys), null,
+                null, null);
+        p.pipeline.submit(pw);
+        Object r = TreeImpl.await(pw.future);
+        if (r instanceof PartitionState.PreconditionFailure f) {
+            throw failure(p, f);
+        }
+        return new AtomicResult((Long) r, false, writes, 1);
+    }
+
+    private AtomicResult commitMulti(List<Part> ps, int writes, String idemKey, long digest) {
+        if (idemKey != null) {
+            AtomicResult earlier = reattach(idemKey, digest, writes, ps.size());
+            if (earlier != null) {
+                return earlier;
+            }
+        }
+        Txn t = new Txn(UUID.randomUUID().toString().replace("-", ""));
+        if (idemKey != null) {
+            InFlight mine = new InFlight(digest, t);
+            InFlight other = idempotent.putIfAbsent(idemKey, mine);
+            if (other != null) {
+                return awaitEarlier(other, idemKey, digest, writes, ps.size());
+            }
+            PartitionState.Decision d = decisions(txnTree()).decisionsByIdempotencyKey.get(idemKey);
+            if (d != null) { // decided between the first look and registering: re-attach to it
+                idempotent.remove(idemKey, mine);
+                return reattach(idemKey, digest, writes, ps.size());
+            }
+        }
+        try {
+            return runMulti(t, ps, writes, idemKey, digest);
+        } finally {
+            if (idemKey != null) {
+                idempotent.remove(idemKey);
+            }
+        }
+    }
+
+    private AtomicResult reattach(String idemKey, long digest, int writes, int logs) {
+        InFlight other = idempotent.get(idemKey);
+        if (other != null) {
+            return awaitEarlier(other, idemKey, digest, writes, logs);
+        }
+        PartitionState.Decision d = decisions(txnTree()).decisionsByIdempotencyKey.get(idemKey);
+        if (d == null) {
+            return null;
+        }
+        if (d.digest != digest) {
+            throw new IllegalArgumentException("idempotency key '" + idemKey + "' was used by an atomic write with a "
+                    + "different set of keys");
+        }
+        if (!d.commit) {
+            throw new AtomicWriteAbortedException("the atomic write with idempotency key '" + idemKey
+                    + "' was aborted earlier; nothing of it was written", null);
+        }
+        return new AtomicResult(d.version, true, writes, logs);
+    }
+
+    private AtomicResult awaitEarlier(InFlight other, String idemKey, long digest, int writes, int logs) {
+        if (other.digest() != digest) {
+            throw new IllegalArgumentException("idempotency key '" + idemKey + "' is in use by an atomic write with a "
+                    + "different set of keys");
+        }
+        try {
+            return new AtomicResult(TreeImpl.await(other.txn().outcome), true, writes, logs);
+        } catch (AtomicWriteAbortedException e) {
+            throw new AtomicWriteAbortedException("the atomic write with idempotency key '" + idemKey
+                    + "' was aborted: " + e.getMessage(), e);
+        }
+    }
+
+    private AtomicResult runMulti(Txn t, List<Part> ps, int writes, String idemKey, long digest) {
+        parts.put(t, ps);
+        live.put(t.id, t);
+        // 1. locks, in (tree, partition) order
+        long deadline = System.nanoTime() + ctx.config.admissionTimeout.toNanos();
+        for (Part p : ps) {
+            try {
+                p.pipeline.lockKeys(t, p.keys).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                abortBeforePrepare(t, ps);
+                throw new LatticeSaturatedException("atomic write waited " + ctx.config.admissionTimeout.toMillis()
+                        + " ms for keys in " + p.pipeline.log + " locked by other atomic writes; nothing was written",
+                        null);
+            } catch (ExecutionException e) {
+                abortBeforePrepare(t, ps);
+                throw rethrow(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                abortBeforePrepare(t, ps);
+                throw new LatticeException("interrupted while locking the keys of an atomic write", e);
+            }
+        }
+        // 2. fast precondition check on the committed state (nothing written if it fails)
+        for (Part p : ps) {
+            PartitionState.PreconditionFailure f = p.pipeline.state.check(p.mutations);
+            if (f != null) {
+                abortBeforePrepare(t, ps);
+                throw failure(p, f);
+            }
+        }
+        // 3. prepare in every participant
+        List<PendingWrite> prepares = new ArrayList<>(ps.size());
+        for (Part p : ps) {
+            List<WalRecord.Mutation> ms = new ArrayList<>(p.mutations.size() + 1);
+            ms.add(WalRecord.Mutation.txn(t.id, new byte[0]));
+            ms.addAll(p.mutations);
+            PendingWrite pw = new PendingWrite(WalRecord.KIND_PREPARE, ms, List.copyOf(p.keys), t, null, null);
+            p.prepareSubmitted = true;
+            p.pipeline.submit(pw);
+            prepares.add(pw);
+        }
+        RuntimeException prepareFailure = null;
+        for (int i = 0; i < ps.size(); i++) {
+            try {
+                Object r = TreeImpl.await(prepares.get(i).future);
+                if (r instanceof PartitionState.PreconditionFailure f && prepareFailure == null) {
+                    prepareFailure = failure(ps.get(i), f);
+                }
+            } catch (RuntimeException e) {
+                if (prepareFailure == null) {
+                    prepareFailure = e;
+                }
+            }
+        }
+        if (prepareFailure != null) {
+            abort(t, idemKey, digest, ps);
+            if (prepareFailure instanceof PreconditionFailedException || prepareFailure instanceof LatticeSaturatedException
+                    || prepareFailure instanceof LatticeShuttingDownException) {
+                throw prepareFailure;
+            }
+            throw new WriteFailedException("atomic write aborted, nothing of it is or will be visible: a prepare "
+                    + "failed (" + prepareFailure.getMessage() + ")", prepareFailure);
+        }
+        // 4. the decision: the commit point
+        Set<TreeImpl> trees = new LinkedHashSet<>();
+        List<LogId> participants = new ArrayList<>(ps.size());
+        for (Part p : ps) {
+            trees.add(p.tree);
+            participants.add(p.pipeline.log);
+        }
+        PendingWrite decision = decision(t, true, participants, idemKey, digest, () -> {
+            long v = 0;
+            for (TreeImpl tr : trees) {
+                v = Math.max(v, tr.nextVersion());
+            }
+            for (TreeImpl tr : trees) {
+                tr.advanceClock(v);
+            }
+            return v;
+        });
+        TreeImpl tt = txnTree();
+        tt.pipelines()[0].submit(decision);
+        try {
+            long version = (Long) TreeImpl.await(decision.future);
+            return new AtomicResult(version, false, writes, ps.size());
+        } catch (WriteOutcomeUnknownException e) {
+            throw new WriteOutcomeUnknownException("atomic write " + t.id + ": its commit record may or may not be "
+                    + "written; it is all or nothing either way and is resolved when the _txn log recovers or at the "
+                    + "next open", e);
+        } catch (RuntimeException e) {
+            abort(t, idemKey, digest, ps);
+            if (e instanceof LatticeSaturatedException || e instanceof LatticeShuttingDownException) {
+                throw e;
+            }
+            throw new WriteFailedException("atomic write aborted, nothing of it is or will be visible: its commit "
+                    + "record was not written (" + e.getMessage() + ")", e);
+        }
+    }
+
+    private PendingWrite decision(Txn t, boolean commit, List<LogId> participants, String idemKey, long digest,
+                                  java.util.function.LongSupplier version) {
+        List<WalRecord.Mutation> ms = new ArrayList<>(2);
+        ms.add(WalRecord.Mutation.txn(t.id, PartitionState.decisionFields(commit, System.currentTimeMillis(),
+                participants)));
+        if (idemKey != null) {
+            ms.add(WalRecord.Mutation.idem(idemKey, ByteBuffer.allocate(8).putLong(digest).array()));
+        }
+        return new PendingWrite(WalRecord.KIND_DECISION, ms, List.of(), commit ? t : null, version, null);
+    }
+
+    /** Aborts before any prepare was submitted: just releases the locks. */
+    private void abortBeforePrepare(Txn t, List<Part> ps) {
+        markAborted(t, new AtomicWriteAbortedException("atomic write " + t.id + " was aborted before it was written",
+                null));
+        live.remove(t.id, t);
+        resolveAll(t, false, 0);
+    }
+
+    /** Aborts after prepares were submitted: records the abort (with an idempotency key), resolves the participants. */
+    private void abort(Txn t, String idemKey, long digest, List<Part> ps) {
+        markAborted(t, new AtomicWriteAbortedException("atomic write " + t.id + " was aborted", null));
+        live.remove(t.id, t);
+        if (idemKey != null) {
+            List<LogId> participants = new ArrayList<>();
+            for (Part p : ps) {
+                participants.add(p.pipeline.log);
+            }
+            try {
+                txnTree().pipelines()[0].submit(decision(t, false, participants, idemKey, digest, null));
+            } catch (RuntimeException e) {
+                LOG.warn("atomic write {}: recording its abort failed: {}", t.id, e.toString());
+            }
+        }
+        resolveAll(t, false, 0);
+    }
+
+    private static RuntimeException rethrow(Throwable c) {
+        if (c instanceof RuntimeException r) {
+            return r;
+        }
+        return new LatticeException("atomic write failed", c);
+    }
+
+    /** A digest of the write's key set (tree, key, kind), independent of order and values. */
+    private static long digest(AtomicWrite w) {
+        List<String> items = new ArrayList<>(w.ops.size());
+        for (AtomicWrite.Op op : w.ops) {
+            items.add(op.tree().name() + "\u0000" + op.key() + "\u0000" + op.kind());
+        }
+        items.sort(Comparator.naturalOrder());
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (String s : items) {
+                md.update(s.getBytes(StandardCharsets.UTF_8));
+                md.update((byte) 1);
+            }
+            return ByteBuffer.wrap(md.digest()).getLong();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}
