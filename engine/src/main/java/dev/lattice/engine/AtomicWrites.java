@@ -492,6 +492,7 @@ final class AtomicWrites {
             PartitionState.PreconditionFailure f = p.pipeline.state.check(p.mutations);
             if (f != null) {
                 abortBeforePrepare(t, ps);
+                recordAbort(t, idemKey, digest);
                 throw failure(p, f);
             }
         }
@@ -520,7 +521,10 @@ final class AtomicWrites {
             }
         }
         if (prepareFailure != null) {
-            abort(t, idemKey, digest, ps);
+            abort(t, ps);
+            if (prepareFailure instanceof PreconditionFailedException) {
+                recordAbort(t, idemKey, digest);
+            }
             if (prepareFailure instanceof PreconditionFailedException || prepareFailure instanceof LatticeSaturatedException
                     || prepareFailure instanceof LatticeShuttingDownException) {
                 throw prepareFailure;
@@ -555,7 +559,7 @@ final class AtomicWrites {
                     + "written; it is all or nothing either way and is resolved when the _txn log recovers or at the "
                     + "next open", e);
         } catch (RuntimeException e) {
-            abort(t, idemKey, digest, ps);
+            abort(t, ps);
             if (e instanceof LatticeSaturatedException || e instanceof LatticeShuttingDownException) {
                 throw e;
             }
@@ -583,22 +587,30 @@ final class AtomicWrites {
         resolveAll(t, false, 0);
     }
 
-    /** Aborts after prepares were submitted: records the abort (with an idempotency key), resolves the participants. */
-    private void abort(Txn t, String idemKey, long digest, List<Part> ps) {
+    /** Aborts after prepares were submitted: resolves the participants as aborted. */
+    private void abort(Txn t, List<Part> ps) {
         markAborted(t, new AtomicWriteAbortedException("atomic write " + t.id + " was aborted", null));
         live.remove(t.id, t);
-        if (idemKey != null) {
-            List<LogId> participants = new ArrayList<>();
-            for (Part p : ps) {
-                participants.add(p.pipeline.log);
-            }
-            try {
-                txnTree().pipelines()[0].submit(decision(t, false, participants, idemKey, digest, null));
-            } catch (RuntimeException e) {
-                LOG.warn("atomic write {}: recording its abort failed: {}", t.id, e.toString());
-            }
-        }
         resolveAll(t, false, 0);
+    }
+
+    /**
+     * Records an abort decided by the data (a failed precondition) under the write's idempotency key, so a retry
+     * re-attaches to it; aborts caused by failures are not recorded, so a retry writes anew.
+     */
+    private void recordAbort(Txn t, String idemKey, long digest) {
+        if (idemKey == null) {
+            return;
+        }
+        // no participants: an abort needs no resolution tracking (a prepare without a commit decision is aborted)
+        PendingWrite d = decision(t, false, List.of(), idemKey, digest, null);
+        try {
+            txnTree().pipelines()[0].submit(d);
+            TreeImpl.await(d.future);
+        } catch (RuntimeException e) {
+            LOG.warn("atomic write {}: recording its abort under idempotency key {} failed: {}", t.id, idemKey,
+                    e.toString());
+        }
     }
 
     private static RuntimeException rethrow(Throwable c) {
