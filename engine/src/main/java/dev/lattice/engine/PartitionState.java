@@ -327,9 +327,13 @@ final class PartitionState {
         boolean commit = b.get() == 1;
         long version = b.getLong();
         resolve(m.key(), commit, version);
+        atomics.resolvedIn(log, m.key()); // durable here: the decision need not be kept for this log any more
     }
 
-    /** Resolves an atomic write prepared here (no-op if unknown: resolved before this state's checkpoint). */
+    /**
+     * Resolves an atomic write prepared here in memory (no-op if unknown: resolved before this state's checkpoint).
+     * Durable only through a RESOLVE entry (or the decision the {@code _txn} log keeps until then).
+     */
     void resolve(String id, boolean commit, long version) {
         Unresolved u = unresolved.remove(id);
         if (u == null) {
@@ -353,7 +357,6 @@ final class PartitionState {
                 unlink(m.key(), u.txn());
             }
         }
-        atomics.resolvedIn(log, id);
     }
 
     /** Removes the node of an aborted write from a key's chain. */
@@ -498,10 +501,19 @@ final class PartitionState {
             out.writeInt(SNAPSHOT_FORMAT);
             out.writeLong(appliedOffset);
             out.writeLong(maxVersion);
-            // committed view: single-key values and published atomic writes; pending ones go to their own section
+            // Which prepared writes are pending is decided once, first: the _txn applier may publish one while this
+            // runs, and each write must land wholly in the pending section or wholly in the committed view.
+            List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
+            Set<Txn> pendingTxns = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
+                if (e.getValue().txn().seq == 0) {
+                    pending.add(e);
+                    pendingTxns.add(e.getValue().txn());
+                }
+            }
             List<Map.Entry<String, Versioned>> committed = new ArrayList<>(map.size());
             for (Map.Entry<String, Object> e : map.entrySet()) {
-                Versioned v = latest(e.getValue());
+                Versioned v = committedView(e.getValue(), pendingTxns);
                 if (v != null) {
                     committed.add(Map.entry(e.getKey(), v));
                 }
@@ -514,12 +526,6 @@ final class PartitionState {
                 out.writeLong(e.getValue().version());
                 out.writeInt(e.getValue().value().length);
                 out.write(e.getValue().value());
-            }
-            List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
-            for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
-                if (e.getValue().txn().seq == 0) {
-                    pending.add(e);
-                }
             }
             out.writeInt(pending.size());
             for (Map.Entry<String, Unresolved> e : pending) {
@@ -571,6 +577,17 @@ final class PartitionState {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The newest value published and not in {@code pending}: what the checkpoint holds as committed. */
+    private static Versioned committedView(Object o, Set<Txn> pending) {
+        while (o instanceof TxnNode n) {
+            if (n.txn.seq > 0 && !pending.contains(n.txn)) {
+                return n.value == null ? null : new Versioned(n.value, n.txn.version);
+            }
+            o = n.prev;
+        }
+        return (Versioned) o;
     }
 
     private static void writeKey(DataOutputStream out, String key) throws IOException {
