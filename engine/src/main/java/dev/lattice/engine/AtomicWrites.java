@@ -74,6 +74,8 @@ final class AtomicWrites {
     private final ConcurrentHashMap<String, InFlight> idempotent = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Txn, List<Part>> parts = new ConcurrentHashMap<>();
     private volatile TreeImpl txnTree;
+    /** Commits running plus resolve entries not yet written: close waits for them before it stops admission. */
+    private final java.util.concurrent.atomic.AtomicInteger busy = new java.util.concurrent.atomic.AtomicInteger();
 
     private Counter committedSingle;
     private Counter committedMulti;
@@ -251,13 +253,36 @@ final class AtomicWrites {
         parts.remove(t);
     }
 
+    /**
+     * Waits (up to the deadline) until no atomic write is committing and every resolve entry sent is written, so
+     * a clean close leaves no write for the next open to resolve.
+     *
+     * @return true when quiet
+     */
+    boolean quiesce(long deadlineNanos) {
+        while (busy.get() > 0) {
+            if (System.nanoTime() >= deadlineNanos) {
+                return false;
+            }
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Appends RESOLVE to a participant, retrying until it lands or the log can no longer be written here. */
     private void sendResolve(LogPipeline lp, Txn t, boolean commit, long version, int attempt) {
+        busy.incrementAndGet();
         PendingWrite w = new PendingWrite(WalRecord.KIND_RESOLVE,
                 List.of(WalRecord.Mutation.txn(t.id, PartitionState.resolveFields(commit, version))), List.of(), null,
                 null, t.id);
         lp.submit(w);
         w.future.whenComplete((r, e) -> {
+            busy.decrementAndGet();
             if (e == null) {
                 return;
             }
@@ -359,6 +384,7 @@ final class AtomicWrites {
         List<Part> ps = new ArrayList<>(byLog.values());
         keysPerWrite.record(writes);
         logsPerWrite.record(ps.size());
+        busy.incrementAndGet();
         try {
             AtomicResult r;
             if (w.idempotencyKey == null && ps.size() == 1) {
@@ -379,6 +405,7 @@ final class AtomicWrites {
             abortedFailure.increment();
             throw e;
         } finally {
+            busy.decrementAndGet();
             duration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         }
     }

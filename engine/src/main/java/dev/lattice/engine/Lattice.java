@@ -430,6 +430,11 @@ public final class Lattice implements AutoCloseable {
             }
             closed = true;
         }
+        long deadline = System.nanoTime() + ctx.config.closeTimeout.toNanos();
+        if (!ctx.atomics.quiesce(deadline)) {
+            LOG.warn("close: atomic writes still running after {} ms; the next open resolves them",
+                    ctx.config.closeTimeout.toMillis());
+        }
         List<LogPipeline> all = new ArrayList<>();
         for (TreeImpl t : openTrees()) {
             all.addAll(List.of(t.pipelines()));
@@ -441,7 +446,6 @@ public final class Lattice implements AutoCloseable {
         for (LogPipeline p : all) {
             p.beginClose();
         }
-        long deadline = System.nanoTime() + ctx.config.closeTimeout.toNanos();
         List<CompletableFuture<Boolean>> drains = new ArrayList<>();
         for (LogPipeline p : all) {
             drains.add(CompletableFuture.supplyAsync(() -> p.drainAndCheckpoint(deadline), ctx.io));

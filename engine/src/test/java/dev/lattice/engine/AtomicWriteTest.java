@@ -371,4 +371,57 @@ class AtomicWriteTest {
             pool.shutdownNow();
         }
     }
+
+    /**
+     * A process that stops between its prepares and its decision (here: its decision's stage hangs, and a new
+     * process opens the same storage meanwhile, fencing it out) leaves prepared writes; the next open aborts them
+     * durably (no decision), even when the participants checkpointed them as pending.
+     */
+    @Test
+    void aWriteCutOffBeforeItsDecisionIsAbortedAtTheNextOpen() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+                new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
+        Lattice old = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(4).maxRetries(0)
+                .checkpointEveryEntries(1).build());
+        Tree t = old.tree("cut");
+        t.putAllAtomic(Map.of("before-a", b("1"), "before-b", b("1"), "before-c", b("1")));
+        // the next decision stage hangs for 3 s, then fails
+        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
+                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
+                .onLog(new dev.lattice.spi.LogId("_txn", 0)));
+        // four keys in four different partitions
+        List<String> ks = new ArrayList<>();
+        Set<Integer> parts = new HashSet<>();
+        for (int i = 0; ks.size() < 4; i++) {
+            if (parts.add(TreeImpl.partitionOf("key" + i, 4))) {
+                ks.add("key" + i);
+            }
+        }
+        java.util.concurrent.CompletableFuture<AtomicResult> pending = t.atomic().put(ks.get(0), b("x"))
+                .put(ks.get(1), b("x")).put(ks.get(2), b("x")).put(ks.get(3), b("x")).commitAsync();
+        // wait until every participant has its prepare (4 keys over 4 partitions: at least 2 logs)
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (hang.firedCount() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(hang.firedCount()).as("the decision stage is hanging").isEqualTo(1);
+        assertThat(t.getAll(ks)).isEmpty();
+        try (Lattice next = open(storage)) {
+            Tree t2 = next.tree("cut");
+            assertThat(t2.getAll(ks)).as("nothing of the cut-off write").isEmpty();
+            assertThat(t2.getAll(List.of("before-a", "before-b", "before-c"))).hasSize(3);
+            assertThat(next.meterRegistry().get("lattice.atomic.resolved.at.open").counter().count())
+                    .as("prepared parts resolved at open").isEqualTo(4.0);
+            assertThatThrownBy(pending::join).hasCauseInstanceOf(LatticeException.class);
+            // the abort is durable: a third process sees nothing either, and the keys take new writes
+            t2.putAllAtomic(Map.of(ks.get(0), b("y"), ks.get(3), b("y")));
+        }
+        old.close();
+        try (Lattice third = open(storage)) {
+            Tree t3 = third.tree("cut");
+            assertThat(t3.getAll(ks).keySet()).containsExactlyInAnyOrder(ks.get(0), ks.get(3));
+            assertThat(s(t3.get(ks.get(0)).orElseThrow())).isEqualTo("y");
+        }
+    }
 }
