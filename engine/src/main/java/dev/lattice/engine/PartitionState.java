@@ -108,6 +108,7 @@ final class PartitionState {
     final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
     long appliedOffset = -1;
     long maxVersion;
+    private long lastCompactHorizon = Long.MIN_VALUE;
 
     /**
      * @param replayTxns the shared {@link Txn} of an atomic write id while its tree replays (partitions of one tree
@@ -275,8 +276,9 @@ final class PartitionState {
         Txn t = new Txn("single");
         List<String> keys = insert(ms, t);
         atomics.visibility.publish(t, version);
+        long horizon = atomics.visibility.horizon();
         for (String k : keys) {
-            compact(k);
+            compact(k, horizon);
         }
         return version;
     }
@@ -346,8 +348,9 @@ final class PartitionState {
             if (version > maxVersion) {
                 maxVersion = version;
             }
+            long horizon = atomics.visibility.horizon();
             for (WalRecord.Mutation m : u.mutations()) {
-                compact(m.key());
+                compact(m.key(), horizon);
             }
         } else {
             if (u.txn().seq == 0) {
@@ -389,13 +392,13 @@ final class PartitionState {
      * Folds a key's newest node into a plain value (or removes the key for a delete) once it is published and no
      * open snapshot is older than it; otherwise keeps the chain and retries at a later apply.
      */
-    void compact(String key) {
+    void compact(String key, long horizon) {
         Object top = map.get(key);
         if (!(top instanceof TxnNode n)) {
             return;
         }
         long seq = n.txn.seq;
-        if (seq <= 0 || seq > atomics.visibility.horizon()) {
+        if (seq <= 0 || seq > horizon) {
             return;
         }
         Object older = n.prev;
@@ -422,15 +425,23 @@ final class PartitionState {
         }
     }
 
-    /** Retries folding nodes that an open snapshot kept (applier, after each batch). */
+    /**
+     * Retries folding nodes that an open snapshot kept (applier, after each batch), when the oldest open snapshot
+     * moved since the last try.
+     */
     void compactChained() {
         if (chained.isEmpty()) {
             return;
         }
+        long horizon = atomics.visibility.horizon();
+        if (horizon == lastCompactHorizon) {
+            return;
+        }
+        lastCompactHorizon = horizon;
         for (String k : List.copyOf(chained)) {
             Object top = map.get(k);
             if (top instanceof TxnNode n && n.txn.seq > 0) {
-                compact(k);
+                compact(k, horizon);
             }
         }
     }
