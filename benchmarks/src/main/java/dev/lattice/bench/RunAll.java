@@ -1,5 +1,6 @@
 package dev.lattice.bench;
 
+import dev.lattice.bench.atomic.AtomicHarness;
 import dev.lattice.bench.jmh.JmhSuite;
 import dev.lattice.bench.peer.Durability;
 import dev.lattice.bench.peer.PeerComparison;
@@ -19,18 +20,24 @@ import java.util.List;
 
 /**
  * Regenerates every benchmark table and chart ({@code benchmarks/run-all.sh} runs this): the YCSB A-F and RocksDB
- * peer comparison ({@link PeerComparison}) and the JMH suite ({@link JmhSuite}). Writes the PNG charts to
+ * peer comparison ({@link PeerComparison}), YCSB per provider ({@link ProviderYcsb}), the JMH suite
+ * ({@link JmhSuite}), the atomic-write JMH run ({@link JmhSuite} with atomic sizes) and the atomic-write harness on
+ * Chronicle ({@link AtomicHarness}). Writes the PNG charts to
  * {@code --img}, each table to {@code --results}, and replaces the text between the markers
  * {@code <!-- generated:NAME:begin -->} and {@code <!-- generated:NAME:end -->} in {@code --docs} (nothing else of
  * that file is touched; a file without the markers is left alone).
  *
- * <p>Options: {@code --full} (full scale: 100k-record YCSB, more direct calls, 3 repeats, longer JMH), {@code --only ycsb,direct,recovery,providers,jmh}
- * ({@code peer} = the first three),
+ * <p>Options: {@code --full} (full scale: 100k-record YCSB, more direct calls, 3 repeats, longer JMH and atomic
+ * runs), {@code --only ycsb,direct,recovery,providers,jmh,atomic-jmh,atomic-chronicle} ({@code peer} = the first
+ * three, {@code atomic} = the last two),
  * {@code --recovery-records N}, {@code --docs FILE} (default {@code docs/benchmarks.md}), {@code --img DIR} (default
  * {@code docs/img}), {@code --work DIR} (default {@code benchmarks/target/bench-data}), {@code --results DIR}
  * (default {@code benchmarks/target/results}). Exit code 0, 2 for bad usage, 1 when a benchmark fails.
  */
 public final class RunAll {
+
+    /** Warm-up and measured iteration time of the atomic-write JMH run at small scale, milliseconds. */
+    private static final int ATOMIC_JMH_MS = 500;
 
     private RunAll() {
     }
@@ -45,7 +52,8 @@ public final class RunAll {
         System.setProperty("java.awt.headless", "true");
         YcsbRunner.quietDbWrapperNotice(true);
         boolean full = false;
-        List<String> only = List.of("ycsb", "direct", "recovery", "providers", "jmh");
+        List<String> only = List.of("ycsb", "direct", "recovery", "providers", "jmh", "atomic-jmh",
+                "atomic-chronicle");
         Integer recoveryRecords = null;
         Path docs = Path.of("docs/benchmarks.md");
         Path img = Path.of("docs/img");
@@ -68,7 +76,8 @@ public final class RunAll {
                 throw new IllegalArgumentException("--recovery-records must be >= 0");
             }
         } catch (RuntimeException e) {
-            System.err.println("run-all: " + e.getMessage() + " (options: --full --only ycsb,direct,recovery,providers,jmh "
+            System.err.println("run-all: " + e.getMessage() + " (options: --full --only "
+                    + "ycsb,direct,recovery,providers,jmh,atomic-jmh,atomic-chronicle "
                     + "--recovery-records N --docs F --img D --work D --results D)");
             System.exit(2);
             return;
@@ -108,10 +117,26 @@ public final class RunAll {
             if (only.contains("jmh")) {
                 JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : 500,
                         full ? 10 : 4, full ? 1000 : 500, List.of(1, 2), new ArrayList<>(JmhSuite.OPERATIONS.keySet()),
-                        100_000, true, img);
+                        List.of(), 100_000, true, img);
                 JmhSuite.Report r = JmhSuite.run(s, RunAll::progress);
                 publish(docs, results, "jmh", header("jmh", scale) + r.markdown()
                         + "\n![JMH p50 per operation](img/jmh-p50.png)\n");
+            }
+            if (only.contains("atomic-jmh")) {
+                JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : ATOMIC_JMH_MS,
+                        full ? 10 : 3, full ? 1000 : ATOMIC_JMH_MS, List.of(1, 2), List.of("put"), List.of(2, 16, 64),
+                        100_000, true, img);
+                JmhSuite.Report r = JmhSuite.run(s, RunAll::progress);
+                publish(docs, results, "atomic-jmh", header("atomic-jmh", scale) + r.atomicMarkdown()
+                        + "\n![JMH p50 per atomic write](img/jmh-atomic-p50.png)\n");
+            }
+            if (only.contains("atomic-chronicle")) {
+                AtomicHarness.Settings s = new AtomicHarness.Settings(work, img, "chronicle", Durability.PAGE_CACHE,
+                        List.of(2, 16, 64), full ? List.of(1, 8, 64) : List.of(1, 8), full ? 2_000 : 500,
+                        full ? 10_000 : 2_000, 100_000, 100);
+                AtomicHarness.Report r = AtomicHarness.run(s, RunAll::progress);
+                publish(docs, results, "atomic-chronicle", header("atomic-chronicle", scale) + r.markdown()
+                        + "\n![Atomic writes on Chronicle, keys per second](img/atomic-chronicle-keys.png)\n");
             }
         } catch (RuntimeException | IOException e) {
             System.err.println("run-all: failed: " + e);
@@ -128,9 +153,10 @@ public final class RunAll {
         for (String p : arg.split(",")) {
             switch (p) {
                 case "peer" -> out.addAll(List.of("ycsb", "direct", "recovery"));
-                case "ycsb", "direct", "recovery", "providers", "jmh" -> out.add(p);
-                default -> throw new IllegalArgumentException("--only takes ycsb, direct, recovery, providers, jmh "
-                        + "(peer = the first three), got " + p);
+                case "atomic" -> out.addAll(List.of("atomic-jmh", "atomic-chronicle"));
+                case "ycsb", "direct", "recovery", "providers", "jmh", "atomic-jmh", "atomic-chronicle" -> out.add(p);
+                default -> throw new IllegalArgumentException("--only takes ycsb, direct, recovery, providers, jmh, "
+                        + "atomic-jmh, atomic-chronicle (peer = the first three, atomic = the last two), got " + p);
             }
         }
         return out;

@@ -75,6 +75,32 @@ public final class Workload {
         return keys[Math.floorMod(r, keys.length)];
     }
 
+    /**
+     * Draws {@code count} sets of {@code n} distinct keys, uniformly from the key space (so an atomic write's keys
+     * spread over the tree's partitions as a user's random keys would).
+     *
+     * @param n keys per set, 1..the key count
+     * @param count sets to draw
+     * @param seed the random seed (the same seed gives the same sets)
+     * @return the sets, each in draw order
+     * @throws IllegalArgumentException if {@code n} is below 1 or above the key count
+     */
+    public List<String[]> distinctSets(int n, int count, long seed) {
+        if (n < 1 || n > keys.length) {
+            throw new IllegalArgumentException("keys per set must be 1.." + keys.length + ", got " + n);
+        }
+        SplittableRandom r = new SplittableRandom(seed);
+        List<String[]> out = new ArrayList<>(count);
+        for (int c = 0; c < count; c++) {
+            java.util.LinkedHashSet<String> set = new java.util.LinkedHashSet<>();
+            while (set.size() < n) {
+                set.add(keys[r.nextInt(keys.length)]);
+            }
+            out.add(set.toArray(new String[0]));
+        }
+        return out;
+    }
+
     /** @return the value (shared: callers that keep it must copy) */
     public byte[] value() {
         return value;
