@@ -18,7 +18,11 @@ import java.util.TreeMap;
 import static dev.lattice.engine.EngineBasicsTest.open;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Random operation sequences against a model map, with reopens (and checkpoints) in between. */
+/**
+ * Random operation sequences (point writes, conditional writes, atomic writes with passing and failing
+ * preconditions, mixed puts and deletes) against a model map, with clean reopens, crashes (a new process opens the
+ * storage before the old one closes) and checkpoints in between.
+ */
 class ModelPropertyTest {
 
     record Op(int kind, String key, byte[] value) {
@@ -26,7 +30,7 @@ class ModelPropertyTest {
 
     @Provide
     Arbitrary<Op> ops() {
-        Arbitrary<Integer> kind = Arbitraries.integers().between(0, 5);
+        Arbitrary<Integer> kind = Arbitraries.integers().between(0, 8);
         Arbitrary<String> key = Arbitraries.strings().withChars("abcdé€").ofMinLength(1).ofMaxLength(3);
         Arbitrary<byte[]> value = Arbitraries.bytes().array(byte[].class).ofMaxSize(20);
         return Combinators.combine(kind, key, value).as(Op::new);
@@ -68,14 +72,53 @@ class ModelPropertyTest {
                         model.put(op.key(), op.value());
                         versions.put(op.key(), t.getVersioned(op.key()).orElseThrow().version());
                     }
+                    case 6 -> { // atomic over three keys (usually several partitions), precondition holds
+                        long expected = versions.getOrDefault(op.key(), 0L);
+                        List<String> ks = List.of(op.key(), op.key() + "x", op.key() + "y");
+                        AtomicWrite w = t.atomic().expectVersion(op.key(), expected);
+                        ks.forEach(k -> w.put(k, op.value()));
+                        long v = w.commit().version();
+                        ks.forEach(k -> {
+                            model.put(k, op.value());
+                            versions.put(k, v);
+                        });
+                    }
+                    case 7 -> { // atomic whose precondition fails: nothing changes
+                        long wrong = versions.getOrDefault(op.key(), 0L) + 1;
+                        Map<String, byte[]> before = new TreeMap<>(model);
+                        Tree tt = t;
+                        org.assertj.core.api.Assertions.assertThatThrownBy(() -> tt.atomic()
+                                .expectVersion(op.key(), wrong).delete(op.key()).put(op.key() + "z", op.value())
+                                .commit()).isInstanceOf(PreconditionFailedException.class);
+                        assertThat(model).isEqualTo(before);
+                        assertThat(t.get(op.key() + "z").orElse(null)).isEqualTo(model.get(op.key() + "z"));
+                    }
+                    case 8 -> { // atomic mixed delete and puts
+                        long v = t.atomic().delete(op.key()).put(op.key() + "x", op.value())
+                                .put(op.key() + "z", op.value()).commit().version();
+                        model.remove(op.key());
+                        versions.remove(op.key());
+                        model.put(op.key() + "x", op.value());
+                        model.put(op.key() + "z", op.value());
+                        versions.put(op.key() + "x", v);
+                        versions.put(op.key() + "z", v);
+                    }
                     default -> {
-                        l.close();
-                        l = open(storage, cfg);
+                        if (op.value().length % 2 == 0) {
+                            l.close();
+                            l = open(storage, cfg);
+                        } else { // crash: the next process opens (and fences) before the old one is gone
+                            Lattice old = l;
+                            l = open(storage, cfg);
+                            old.close();
+                        }
                         t = l.tree("m");
                     }
                 }
-                Optional<byte[]> got = t.get(op.key());
-                assertThat(got.orElse(null)).isEqualTo(model.get(op.key()));
+                for (String k : List.of(op.key(), op.key() + "x", op.key() + "y", op.key() + "z")) {
+                    Optional<byte[]> got = t.get(k);
+                    assertThat(got.orElse(null)).as(k).isEqualTo(model.get(k));
+                }
             }
             l.close();
             l = open(storage, cfg);
