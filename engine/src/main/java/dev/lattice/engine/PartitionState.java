@@ -101,7 +101,7 @@ final class PartitionState {
     private final Function<String, Txn> replayTxns;
     /** Keys whose map value is a {@link TxnNode}; applier-owned, read by {@link #count()}. */
     private final Set<String> chained = ConcurrentHashMap.newKeySet();
-    /** Atomic writes prepared here, by id, in prepare order; applier-owned. */
+    /** Atomic writes prepared here and not resolved yet, by id; written by the applier. */
     final Map<String, Unresolved> unresolved = new ConcurrentHashMap<>();
     /** Only in the {@code _txn} log: decisions by id and by idempotency key. */
     final Map<String, Decision> decisions = new ConcurrentHashMap<>();
@@ -732,7 +732,7 @@ final class PartitionState {
         maxVersion = 0;
     }
 
-    /** @return the unresolved atomic writes in prepare order (a copy) */
+    /** @return the unresolved atomic writes (a copy) */
     Map<String, Unresolved> unresolvedSnapshot() {
         return new LinkedHashMap<>(unresolved);
     }

@@ -17,7 +17,10 @@ import java.util.concurrent.CompletableFuture;
  *   <li>Conditional writes ({@link #putIfAbsent}, {@link #putIfVersion}) are decided in log order, so replay
  *       decides them the same way.</li>
  *   <li>{@link #putAll} is batched, not atomic: each key is committed on its own (all keys of one partition in
- *       one batch when they fit); on failure some keys may be written and others not.</li>
+ *       one batch when they fit); on failure some keys may be written and others not. For all or nothing use {@link #putAllAtomic} or
+ *       {@link #atomic()}.</li>
+ *   <li>{@link #getAll} and {@link #scan} read a snapshot with respect to atomic writes: each atomic write is seen
+ *       wholly or not at all.</li>
  * </ul>
  *
  * <h2>Limits</h2>
