@@ -105,11 +105,13 @@ public interface Tree {
     boolean exists(String key);
 
     /**
-     * Reads several keys; each is read at some point during the call (not one snapshot).
+     * Reads several keys as of one snapshot with respect to atomic writes: an atomic write published during the call
+     * is seen for all of these keys or for none. Single-key writes landing during the call may or may not be seen.
      *
      * @param keys the keys
      * @return the present keys with their values, in key order
      * @throws NullPointerException if {@code keys} or a key is null
+     * @throws IllegalArgumentException if a key is empty or longer than {@link #maxKeyBytes()} characters
      */
     Map<String, byte[]> getAll(Collection<String> keys);
 
@@ -168,7 +170,10 @@ public interface Tree {
     void putAll(Map<String, byte[]> entries);
 
     /**
-     * Ordered scan of {@code [fromInclusive, toExclusive)} across partitions.
+     * Ordered scan of {@code [fromInclusive, toExclusive)} across partitions. Reads as of the snapshot taken when
+     * the scan starts with respect to atomic writes (each is seen wholly or not at all); a single-key write landing
+     * during the scan is returned with one of its committed values (or skipped if deleted). Close the cursor (or
+     * read it to the end): while it is open, older values rewritten by atomic writes are kept for it.
      *
      * @param fromInclusive lowest key (inclusive), or null for the first key
      * @param toExclusive upper bound (exclusive), or null for no bound
