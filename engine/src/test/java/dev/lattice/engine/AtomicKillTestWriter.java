@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@value #MULTI}: 8, {@value #CROSS}: 4), prints {@code READY}, then each thread takes the next write id {@code i}
  * from one shared counter and commits the write {@link #plan(long)} describes. Six kinds, by {@code i % 6}:
  * <ol start="0">
- *   <li>single-log: 4-8 keys {@code w<i>-k<j>} in {@value #SINGLE} (one log entry);</li>
- *   <li>multi-log within a tree: 8-16 keys {@code w<i>-k<j>} in {@value #MULTI};</li>
+ *   <li>single-log: 4-8 keys {@code w<i>-k<j>-..} in {@value #SINGLE} (one log entry);</li>
+ *   <li>multi-log within a tree: 8-16 keys {@code w<i>-k<j>-..} in {@value #MULTI} (almost always several logs);</li>
  *   <li>cross-tree: 3-6 keys in {@value #MULTI}, 3-7 in {@value #CROSS}, every other one also 1 in {@value #SINGLE};</li>
  *   <li>group write on {@code gs-0..15} in {@value #SINGLE} (one log);</li>
  *   <li>group write on {@code gm-0..15} in {@value #MULTI} (several logs);</li>
@@ -120,7 +120,9 @@ public final class AtomicKillTestWriter {
     private static void own(Map<String, List<String>> m, String tree, long id, int from, int count) {
         List<String> keys = m.computeIfAbsent(tree, k -> new ArrayList<>());
         for (int j = from; j < from + count; j++) {
-            keys.add("w" + id + "-k" + j);
+            // two letters after the index spread the keys over partitions (keys differing only in a last digit
+            // tend to share a partition)
+            keys.add("w" + id + "-k" + j + "-" + (char) ('a' + (j * 7) % 26) + (char) ('a' + (j * 11 + 3) % 26));
         }
     }
 
