@@ -36,8 +36,10 @@ import java.util.List;
  */
 public final class RunAll {
 
-    /** Warm-up and measured iteration time of the atomic-write JMH run at small scale, milliseconds. */
-    private static final int ATOMIC_JMH_MS = 500;
+    /** Warm-up iteration time of the atomic-write JMH run at small scale, milliseconds. */
+    private static final int ATOMIC_JMH_WARMUP_MS = 300;
+    /** Measured iteration time of the atomic-write JMH run at small scale, milliseconds. */
+    private static final int ATOMIC_JMH_MEASURE_MS = 400;
 
     private RunAll() {
     }
@@ -123,8 +125,8 @@ public final class RunAll {
                         + "\n![JMH p50 per operation](img/jmh-p50.png)\n");
             }
             if (only.contains("atomic-jmh")) {
-                JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : ATOMIC_JMH_MS,
-                        full ? 10 : 3, full ? 1000 : ATOMIC_JMH_MS, List.of(1, 2), List.of("put"), List.of(2, 16, 64),
+                JmhSuite.Settings s = new JmhSuite.Settings(full ? 2 : 1, full ? 5 : 2, full ? 1000 : ATOMIC_JMH_WARMUP_MS,
+                        full ? 10 : 3, full ? 1000 : ATOMIC_JMH_MEASURE_MS, List.of(1, 2), List.of("put"), List.of(2, 16, 64),
                         100_000, true, img);
                 JmhSuite.Report r = JmhSuite.run(s, RunAll::progress);
                 publish(docs, results, "atomic-jmh", header("atomic-jmh", scale) + r.atomicMarkdown()
@@ -132,8 +134,8 @@ public final class RunAll {
             }
             if (only.contains("atomic-chronicle")) {
                 AtomicHarness.Settings s = new AtomicHarness.Settings(work, img, "chronicle", Durability.PAGE_CACHE,
-                        List.of(2, 16, 64), full ? List.of(1, 8, 64) : List.of(1, 8), full ? 2_000 : 500,
-                        full ? 10_000 : 2_000, 100_000, 100);
+                        List.of(AtomicHarness.Shape.values()), List.of(2, 16, 64), full ? List.of(1, 8, 64) : List.of(1, 8), full ? 2_000 : 300,
+                        full ? 10_000 : 1_500, 100_000, 100);
                 AtomicHarness.Report r = AtomicHarness.run(s, RunAll::progress);
                 publish(docs, results, "atomic-chronicle", header("atomic-chronicle", scale) + r.markdown()
                         + "\n![Atomic writes on Chronicle, keys per second](img/atomic-chronicle-keys.png)\n");

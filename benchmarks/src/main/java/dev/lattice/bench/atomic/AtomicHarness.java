@@ -86,6 +86,7 @@ public final class AtomicHarness {
      * @param imgDir where the chart goes (null: none)
      * @param provider {@code chronicle} or {@code memory}
      * @param durability Chronicle's durability (ignored for {@code memory})
+     * @param shapes which cases to run ({@link Shape#PUT} once per thread count, the others once per size)
      * @param sizes keys per write of the N-key cases, each >= 2
      * @param threads client thread counts, each >= 1
      * @param warmupMs time each case runs before its measured window, milliseconds
@@ -93,8 +94,9 @@ public final class AtomicHarness {
      * @param keySpace keys preloaded in each tree (the key space of the writes), >= the largest size
      * @param valueBytes value size, bytes
      */
-    public record Settings(Path workDir, Path imgDir, String provider, Durability durability, List<Integer> sizes,
-                           List<Integer> threads, int warmupMs, int durationMs, int keySpace, int valueBytes) {
+    public record Settings(Path workDir, Path imgDir, String provider, Durability durability, List<Shape> shapes,
+                           List<Integer> sizes, List<Integer> threads, int warmupMs, int durationMs, int keySpace,
+                           int valueBytes) {
         /**
          * Checks the settings.
          *
@@ -113,6 +115,9 @@ public final class AtomicHarness {
                 if (t < 1) {
                     throw new IllegalArgumentException("thread counts must be >= 1, got " + t);
                 }
+            }
+            if (shapes.isEmpty()) {
+                throw new IllegalArgumentException("at least one shape must be given");
             }
             if (warmupMs < 0 || durationMs < 1) {
                 throw new IllegalArgumentException("warm-up must be >= 0 ms and the duration >= 1 ms, got "
@@ -208,7 +213,7 @@ public final class AtomicHarness {
         String runId = Long.toString(System.nanoTime() % 1_000_000_000L, 36);
         int no = 0;
         // one unreported case first, so the JIT has compiled the atomic path before anything is measured
-        if (!s.sizes().isEmpty()) {
+        if (!s.sizes().isEmpty() && s.shapes().stream().anyMatch(x -> x != Shape.PUT)) {
             int n = s.sizes().get(0);
             progress.accept("atomic: warm-up (not reported)");
             runCase(s, work, sets.get(n), maps.get(n), Shape.TWO_TREES, n, s.threads().get(0), runId + "-w");
@@ -216,11 +221,15 @@ public final class AtomicHarness {
         List<Case> cases = new ArrayList<>();
         for (int t : s.threads()) {
             List<Object[]> plan = new ArrayList<>();
-            plan.add(new Object[] {Shape.PUT, 1});
+            if (s.shapes().contains(Shape.PUT)) {
+                plan.add(new Object[] {Shape.PUT, 1});
+            }
             for (int n : s.sizes()) {
-                plan.add(new Object[] {Shape.PUT_ALL, n});
-                plan.add(new Object[] {Shape.ONE_TREE, n});
-                plan.add(new Object[] {Shape.TWO_TREES, n});
+                for (Shape shape : List.of(Shape.PUT_ALL, Shape.ONE_TREE, Shape.TWO_TREES)) {
+                    if (s.shapes().contains(shape)) {
+                        plan.add(new Object[] {shape, n});
+                    }
+                }
             }
             for (Object[] p : plan) {
                 Shape shape = (Shape) p[0];
@@ -408,7 +417,7 @@ public final class AtomicHarness {
 
     /**
      * Runs the harness from the command line and prints the table: {@code [--provider chronicle|memory]
-     * [--durability page-cache|fsync] [--sizes 2,16,64] [--threads 1,8] [--warmup-ms 500] [--duration-ms 2000]
+     * [--durability page-cache|fsync] [--shapes PUT,PUT_ALL,ONE_TREE,TWO_TREES] [--sizes 2,16,64] [--threads 1,8] [--warmup-ms 500] [--duration-ms 2000]
      * [--keys 100000] [--work DIR] [--img DIR]}. Exit code 0, 2 for bad usage, 1 when a case fails.
      *
      * @param args the options
@@ -416,6 +425,7 @@ public final class AtomicHarness {
     public static void main(String[] args) {
         String provider = "chronicle";
         Durability durability = Durability.PAGE_CACHE;
+        List<Shape> shapes = List.of(Shape.values());
         List<Integer> sizes = List.of(2, 16, 64);
         List<Integer> threads = List.of(1, 8);
         int warmup = 500;
@@ -429,6 +439,8 @@ public final class AtomicHarness {
                 switch (args[i]) {
                     case "--provider" -> provider = args[++i];
                     case "--durability" -> durability = Durability.parse(args[++i]);
+                    case "--shapes" -> shapes = java.util.Arrays.stream(args[++i].split(","))
+                            .map(x -> Shape.valueOf(x.trim().toUpperCase(Locale.ROOT))).toList();
                     case "--sizes" -> sizes = ints(args[++i]);
                     case "--threads" -> threads = ints(args[++i]);
                     case "--warmup-ms" -> warmup = Integer.parseInt(args[++i]);
@@ -439,10 +451,11 @@ public final class AtomicHarness {
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
-            settings = new Settings(work, img, provider, durability, sizes, threads, warmup, duration, keys, 100);
+            settings = new Settings(work, img, provider, durability, shapes, sizes, threads, warmup, duration, keys,
+                    100);
         } catch (RuntimeException e) {
             System.err.println("atomic harness: " + e.getMessage() + " (options: --provider chronicle|memory "
-                    + "--durability page-cache|fsync --sizes 2,16,64 --threads 1,8 --warmup-ms MS --duration-ms MS "
+                    + "--durability page-cache|fsync --shapes PUT,PUT_ALL,ONE_TREE,TWO_TREES --sizes 2,16,64 --threads 1,8 --warmup-ms MS --duration-ms MS "
                     + "--keys N --work DIR --img DIR)");
             System.exit(2);
             return;

@@ -12,6 +12,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -64,12 +65,14 @@ public class AtomicBench {
     }
 
     /**
-     * Opens the lattice, preloads both trees and draws the key sets.
+     * Opens the lattice, preloads the trees the benchmark writes (the second one only for {@link #twoTrees}) and
+     * draws the key sets.
      *
+     * @param params the benchmark being set up
      * @throws IllegalArgumentException if {@code keysPerWrite} is below 2 or above {@code keys}
      */
     @Setup(Level.Trial)
-    public void open() {
+    public void open(BenchmarkParams params) {
         if (keysPerWrite < 2) {
             throw new IllegalArgumentException("keysPerWrite must be >= 2 (half go to each tree), got " + keysPerWrite);
         }
@@ -79,7 +82,9 @@ public class AtomicBench {
         treeB = lattice.tree("bench2");
         work = new Workload(keys, valueBytes);
         work.preload(treeA::putAll);
-        work.preload(treeB::putAll);
+        if (params.getBenchmark().endsWith(".twoTrees")) {
+            work.preload(treeB::putAll);
+        }
         sets = work.distinctSets(keysPerWrite, SETS, 42 + keysPerWrite);
         maps = new ArrayList<>(SETS);
         for (String[] set : sets) {
