@@ -28,27 +28,28 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Atomic writes: the commit protocol, the {@code _txn} log of decisions, and resolution after a restart.
+ * Atomic writes: the commit protocol, and resolution after a restart.
  *
  * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry: its preconditions are
- * checked and its mutations applied in one step by the log's applier. A write over several logs:
+ * checked and its mutations applied in one step by the log's applier. A write over several logs has a
+ * <em>coordinator</em>: its first participant log in (tree, partition) order. It
  * <ol>
  *   <li>locks its keys in every participant log, in (tree, partition) order, so writes cannot deadlock;</li>
- *   <li>appends a PREPARE entry (its mutations and preconditions for that log) to every participant; applied, it
- *       leaves invisible nodes;</li>
- *   <li>appends a DECISION entry to the {@code _txn} log: the commit point. Applying it publishes the write in
- *       one step ({@link Visibility#publish}) and the caller returns;</li>
- *   <li>appends a RESOLVE entry to every participant; applying it folds the nodes and releases the locks.</li>
+ *   <li>appends a PREPARE entry (its mutations and preconditions for that log, and the coordinator's id) to every
+ *       participant; applied, it leaves invisible nodes;</li>
+ *   <li>appends a DECISION entry to the coordinator log: the commit point. Applying it publishes the write in
+ *       one step ({@link Visibility#publish}), resolves the coordinator's own part, and the caller returns;</li>
+ *   <li>appends a RESOLVE entry to every other participant; applying it folds the nodes and releases the locks.</li>
  * </ol>
- * Replay rebuilds pending nodes from PREPARE entries (or a checkpoint's pending section) and resolves what no
- * RESOLVE entry resolved from the {@code _txn} log's decisions; a write with no decision is aborted, and the abort
- * is written as RESOLVE entries (the {@code _txn} log is claimed first, so no older process can still decide).
- * Thread-safe.
+ * Every log involved is one the process already owns (claimed by opening its tree), so processes that share a
+ * backend by owning different trees never touch each other's logs. Replay rebuilds pending nodes from PREPARE
+ * entries (or a checkpoint's pending section) and resolves what no RESOLVE entry resolved from the coordinator's
+ * decisions (opening the coordinator's tree if needed); a write with no decision is aborted (the coordinator log is
+ * claimed, so no older process can still decide), and the outcome is written as RESOLVE entries. Thread-safe.
  */
 final class AtomicWrites {
 
     private static final Logger LOG = LoggerFactory.getLogger(AtomicWrites.class);
-    static final String TXN_TREE = "_txn";
 
     /** One participant log of a multi-log write. */
     static final class Part {
@@ -67,13 +68,18 @@ final class AtomicWrites {
     private record InFlight(long digest, Txn txn) {
     }
 
+    /** The parts of a live multi-log write and its coordinator log. */
+    private record Plan(List<Part> parts, LogId coordinator) {
+    }
+
     final Visibility visibility = new Visibility();
     private final EngineContext ctx;
     private volatile Lattice lattice;
     private final ConcurrentHashMap<String, Txn> live = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, InFlight> idempotent = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Txn, List<Part>> parts = new ConcurrentHashMap<>();
-    private volatile TreeImpl txnTree;
+    private final ConcurrentHashMap<Txn, Plan> plans = new ConcurrentHashMap<>();
+    /** The state of every replayed log of this lattice (coordinators' decisions are looked up here). */
+    private final ConcurrentHashMap<LogId, PartitionState> states = new ConcurrentHashMap<>();
     /** Commits running plus resolve entries not yet written: close waits for them before it stops admission. */
     private final java.util.concurrent.atomic.AtomicInteger busy = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -114,44 +120,25 @@ final class AtomicWrites {
         return ctx.io;
     }
 
-    // ------------------------------------------------------------------ the _txn log
+    // ------------------------------------------------------------------ decisions
 
-    /** @return the {@code _txn} tree, opened (replayed) on first use */
-    TreeImpl txnTree() {
-        TreeImpl t = txnTree;
-        if (t != null) {
-            return t;
+    /** The state of a coordinator log, replaying (opening) its tree if needed; null if the tree does not exist. */
+    private PartitionState stateOf(LogId coordinator) {
+        PartitionState s = states.get(coordinator);
+        if (s == null && lattice.awaitReplayed(coordinator.tree())) {
+            s = states.get(coordinator);
         }
-        synchronized (this) {
-            if (txnTree == null) {
-                txnTree = TreeImpl.open(ctx, lattice, new Placement(TXN_TREE, 1, List.of(PlacementPolicy.DEFAULT_KEY)));
-                for (TreeImpl open : lattice.openTrees()) {
-                    pruneOutstanding(open, txnTree);
-                }
-            }
-            return txnTree;
-        }
+        return s;
     }
 
-    /** @return the {@code _txn} tree if opened, else null */
-    TreeImpl txnTreeIfOpen() {
-        return txnTree;
-    }
-
-    private PartitionState decisions(TreeImpl tt) {
-        return tt.pipelines()[0].state;
-    }
-
-    /** {@code _txn} applier: a decision was applied. Publishes or aborts the live write it decides. */
+    /** Any coordinator's applier: a decision was applied. Finishes the live write it decides. */
     void decisionApplied(PartitionState.Decision d) {
         Txn t = live.get(d.id);
         if (t == null) {
             return;
         }
         if (d.commit) {
-            if (t.seq <= 0) {
-                visibility.publish(t, d.version);
-            }
+            visibility.publish(t, d.version);
             t.outcome.complete(d.version);
         } else {
             markAborted(t, new AtomicWriteAbortedException("atomic write " + d.id + " was aborted", null));
@@ -160,80 +147,77 @@ final class AtomicWrites {
         ctx.io.execute(() -> resolveAll(t, d.commit, d.version));
     }
 
-    /** Any applier: a RESOLVE entry of {@code id} was applied in {@code log}. */
-    void resolvedIn(LogId log, String id) {
-        TreeImpl tt = txnTree;
-        if (tt != null) {
-            PartitionState.Decision d = decisions(tt).decisions.get(id);
+    /** Any applier: a RESOLVE entry of {@code id} (coordinated by {@code coordinator}) was applied in {@code log}. */
+    void resolvedIn(LogId coordinator, LogId log, String id) {
+        PartitionState cs = states.get(coordinator);
+        if (cs != null) {
+            PartitionState.Decision d = cs.decisions.get(id);
             if (d != null) {
                 d.outstanding.remove(log);
             }
         }
     }
 
-    /** @return true when a decision may be dropped from the {@code _txn} checkpoint */
+    /** @return true when a decision may be dropped from its coordinator's checkpoint */
     boolean forgettable(PartitionState.Decision d, long nowMillis) {
         return d.outstanding.isEmpty()
                 && (d.idempotencyKey == null || nowMillis - d.timeMillis > ctx.config.atomicRetention.toMillis());
     }
 
-    /** Drops participants of {@code t} from decisions' outstanding sets when their replayed state holds no prepare. */
-    private void pruneOutstanding(TreeImpl t, TreeImpl tt) {
-        if (t == tt) {
-            return;
-        }
-        for (PartitionState.Decision d : decisions(tt).decisions.values()) {
-            for (LogId l : List.copyOf(d.outstanding)) {
-                if (l.tree().equals(t.name()) && l.partition() < t.partitions()
-                        && !t.pipelines()[l.partition()].state.unresolved.containsKey(d.id)) {
-                    d.outstanding.remove(l);
+    /**
+     * Drops participants from decisions' outstanding sets when their replayed state holds no unresolved prepare of
+     * the write (its resolution is durable there). Safe against live writes: a live write's participants hold its
+     * prepare until its resolve entry is applied.
+     */
+    private void pruneOutstanding() {
+        for (PartitionState cs : states.values()) {
+            for (PartitionState.Decision d : cs.decisions.values()) {
+                for (LogId l : List.copyOf(d.outstanding)) {
+                    PartitionState ps = states.get(l);
+                    if (ps != null && !ps.unresolved.containsKey(d.id)) {
+                        d.outstanding.remove(l);
+                    }
                 }
             }
         }
     }
 
     /**
-     * After a tree's logs are replayed, before it is handed out: resolves the atomic writes an earlier process left
-     * prepared, from the {@code _txn} decisions (no decision = aborted), in memory at once and durably by RESOLVE
-     * entries (their keys stay locked until those are applied).
+     * After a tree's logs are replayed, before it is handed out: registers their states, then resolves the atomic
+     * writes an earlier process left prepared, from their coordinators' decisions (no decision = aborted), in memory
+     * at once and durably by RESOLVE entries (their keys stay locked until those are applied).
      */
     void resolveAtOpen(TreeImpl t) {
-        if (t.name().equals(TXN_TREE)) {
-            return;
-        }
-        boolean any = false;
         for (LogPipeline lp : t.pipelines()) {
-            any |= !lp.state.unresolved.isEmpty();
+            states.put(lp.log, lp.state);
         }
-        TreeImpl tt = any ? txnTree() : txnTree;
-        if (tt != null) {
-            pruneOutstanding(t, tt);
-        }
-        if (!any) {
-            return;
-        }
-        record Todo(LogPipeline lp, Txn txn, boolean commit, long version) {
+        lattice.replayed(t);
+        pruneOutstanding();
+        record Todo(LogPipeline lp, Txn txn, boolean commit, long version, LogId coordinator) {
         }
         List<Todo> todo = new ArrayList<>();
         for (LogPipeline lp : t.pipelines()) {
             for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
-                PartitionState.Decision d = decisions(tt).decisions.get(e.getKey());
+                PartitionState.Unresolved u = e.getValue();
+                PartitionState cs = stateOf(u.coordinator());
+                PartitionState.Decision d = cs == null ? null : cs.decisions.get(e.getKey());
                 boolean commit = d != null && d.commit;
                 long version = d != null ? d.version : 0;
                 List<String> keys = new ArrayList<>();
-                for (WalRecord.Mutation m : e.getValue().mutations()) {
+                for (WalRecord.Mutation m : u.mutations()) {
                     keys.add(m.key());
                 }
-                lp.lockNow(e.getValue().txn(), keys);
+                lp.lockNow(u.txn(), keys);
                 lp.state.resolve(e.getKey(), commit, version);
-                todo.add(new Todo(lp, e.getValue().txn(), commit, version));
+                todo.add(new Todo(lp, u.txn(), commit, version, u.coordinator()));
                 resolvedAtOpen.increment();
                 LOG.info("{}: atomic write {} left prepared by an earlier process: {}", lp.log, e.getKey(),
-                        commit ? "committed (decision found)" : "aborted (no decision)");
+                        commit ? "committed (decision found in " + u.coordinator() + ")"
+                                : "aborted (no decision in " + u.coordinator() + ")");
             }
         }
         for (Todo d : todo) {
-            sendResolve(d.lp(), d.txn(), d.commit(), d.version(), 0);
+            sendResolve(d.lp(), d.txn(), d.commit(), d.version(), d.coordinator(), 0);
         }
     }
 
@@ -243,14 +227,20 @@ final class AtomicWrites {
         if (!t.resolving.compareAndSet(false, true)) {
             return;
         }
-        for (Part p : parts.getOrDefault(t, List.of())) {
+        Plan plan = plans.remove(t);
+        if (plan == null) {
+            return;
+        }
+        for (Part p : plan.parts()) {
+            if (commit && p.pipeline.log.equals(plan.coordinator())) {
+                continue; // the decision resolved the coordinator's part and released its locks
+            }
             if (p.prepareSubmitted) {
-                sendResolve(p.pipeline, t, commit, version, 0);
+                sendResolve(p.pipeline, t, commit, version, plan.coordinator(), 0);
             } else {
                 p.pipeline.releaseLocks(t.id);
             }
         }
-        parts.remove(t);
     }
 
     /**
@@ -275,11 +265,11 @@ final class AtomicWrites {
     }
 
     /** Appends RESOLVE to a participant, retrying until it lands or the log can no longer be written here. */
-    private void sendResolve(LogPipeline lp, Txn t, boolean commit, long version, int attempt) {
+    private void sendResolve(LogPipeline lp, Txn t, boolean commit, long version, LogId coordinator, int attempt) {
         busy.incrementAndGet();
         PendingWrite w = new PendingWrite(WalRecord.KIND_RESOLVE,
-                List.of(WalRecord.Mutation.txn(t.id, PartitionState.resolveFields(commit, version))), List.of(), null,
-                null, t.id);
+                List.of(WalRecord.Mutation.txn(t.id, PartitionState.resolveFields(commit, version, coordinator))),
+                List.of(), null, null, t.id);
         lp.submit(w);
         w.future.whenComplete((r, e) -> {
             busy.decrementAndGet();
@@ -290,7 +280,8 @@ final class AtomicWrites {
                 long delay = Math.min(1000, Math.max(10, ctx.config.retryBackoff.toMillis()) << Math.min(attempt, 6));
                 LOG.warn("{}: resolving atomic write {} failed, retrying in {} ms: {}", lp.log, t.id, delay, e.toString());
                 try {
-                    ctx.timer.schedule(() -> ctx.io.execute(() -> sendResolve(lp, t, commit, version, attempt + 1)),
+                    ctx.timer.schedule(() -> ctx.io.execute(() -> sendResolve(lp, t, commit, version, coordinator,
+                            attempt + 1)),
                             delay, TimeUnit.MILLISECONDS);
                 } catch (java.util.concurrent.RejectedExecutionException closed) {
                     LOG.debug("lattice closed before the resolve of {} could be retried", t.id);
@@ -431,8 +422,9 @@ final class AtomicWrites {
     }
 
     private AtomicResult commitMulti(List<Part> ps, int writes, String idemKey, long digest) {
+        LogId coordinator = ps.get(0).pipeline.log;
         if (idemKey != null) {
-            AtomicResult earlier = reattach(idemKey, digest, writes, ps.size());
+            AtomicResult earlier = reattach(idemKey, digest, writes, ps.size(), coordinator);
             if (earlier != null) {
                 return earlier;
             }
@@ -444,14 +436,14 @@ final class AtomicWrites {
             if (other != null) {
                 return awaitEarlier(other, idemKey, digest, writes, ps.size());
             }
-            PartitionState.Decision d = decisions(txnTree()).decisionsByIdempotencyKey.get(idemKey);
+            PartitionState.Decision d = states.get(coordinator).decisionsByIdempotencyKey.get(idemKey);
             if (d != null) { // decided between the first look and registering: re-attach to it
                 idempotent.remove(idemKey, mine);
-                return reattach(idemKey, digest, writes, ps.size());
+                return reattach(idemKey, digest, writes, ps.size(), coordinator);
             }
         }
         try {
-            return runMulti(t, ps, writes, idemKey, digest);
+            return runMulti(t, ps, coordinator, writes, idemKey, digest);
         } finally {
             if (idemKey != null) {
                 idempotent.remove(idemKey);
@@ -459,12 +451,13 @@ final class AtomicWrites {
         }
     }
 
-    private AtomicResult reattach(String idemKey, long digest, int writes, int logs) {
+    /** The coordinator is the same for the same key set: the first participant log. */
+    private AtomicResult reattach(String idemKey, long digest, int writes, int logs, LogId coordinator) {
         InFlight other = idempotent.get(idemKey);
         if (other != null) {
             return awaitEarlier(other, idemKey, digest, writes, logs);
         }
-        PartitionState.Decision d = decisions(txnTree()).decisionsByIdempotencyKey.get(idemKey);
+        PartitionState.Decision d = states.get(coordinator).decisionsByIdempotencyKey.get(idemKey);
         if (d == null) {
             return null;
         }
@@ -492,8 +485,9 @@ final class AtomicWrites {
         }
     }
 
-    private AtomicResult runMulti(Txn t, List<Part> ps, int writes, String idemKey, long digest) {
-        parts.put(t, ps);
+    private AtomicResult runMulti(Txn t, List<Part> ps, LogId coordinator, int writes, String idemKey,
+                                  long digest) {
+        plans.put(t, new Plan(ps, coordinator));
         live.put(t.id, t);
         // 1. locks, in (tree, partition) order
         long deadline = System.nanoTime() + ctx.config.admissionTimeout.toNanos();
@@ -519,15 +513,16 @@ final class AtomicWrites {
             PartitionState.PreconditionFailure f = p.pipeline.state.check(p.mutations);
             if (f != null) {
                 abortBeforePrepare(t, ps);
-                recordAbort(t, idemKey, digest);
+                recordAbort(t, idemKey, digest, ps.get(0));
                 throw failure(p, f);
             }
         }
         // 3. prepare in every participant
         List<PendingWrite> prepares = new ArrayList<>(ps.size());
+        byte[] prepareFields = PartitionState.prepareFields(coordinator);
         for (Part p : ps) {
             List<WalRecord.Mutation> ms = new ArrayList<>(p.mutations.size() + 1);
-            ms.add(WalRecord.Mutation.txn(t.id, new byte[0]));
+            ms.add(WalRecord.Mutation.txn(t.id, prepareFields));
             ms.addAll(p.mutations);
             PendingWrite pw = new PendingWrite(WalRecord.KIND_PREPARE, ms, List.copyOf(p.keys), t, null, null);
             p.prepareSubmitted = true;
@@ -550,7 +545,7 @@ final class AtomicWrites {
         if (prepareFailure != null) {
             abort(t, ps);
             if (prepareFailure instanceof PreconditionFailedException) {
-                recordAbort(t, idemKey, digest);
+                recordAbort(t, idemKey, digest, ps.get(0));
             }
             if (prepareFailure instanceof PreconditionFailedException || prepareFailure instanceof LatticeSaturatedException
                     || prepareFailure instanceof LatticeShuttingDownException) {
@@ -559,12 +554,14 @@ final class AtomicWrites {
             throw new WriteFailedException("atomic write aborted, nothing of it is or will be visible: a prepare "
                     + "failed (" + prepareFailure.getMessage() + ")", prepareFailure);
         }
-        // 4. the decision: the commit point
+        // 4. the decision in the coordinator log: the commit point
         Set<TreeImpl> trees = new LinkedHashSet<>();
         List<LogId> participants = new ArrayList<>(ps.size());
         for (Part p : ps) {
             trees.add(p.tree);
-            participants.add(p.pipeline.log);
+            if (!p.pipeline.log.equals(coordinator)) {
+                participants.add(p.pipeline.log);
+            }
         }
         PendingWrite decision = decision(t, true, participants, idemKey, digest, () -> {
             long v = 0;
@@ -576,15 +573,14 @@ final class AtomicWrites {
             }
             return v;
         });
-        TreeImpl tt = txnTree();
-        tt.pipelines()[0].submit(decision);
+        ps.get(0).pipeline.submit(decision);
         try {
             long version = (Long) TreeImpl.await(decision.future);
             return new AtomicResult(version, false, writes, ps.size());
         } catch (WriteOutcomeUnknownException e) {
             throw new WriteOutcomeUnknownException("atomic write " + t.id + ": its commit record may or may not be "
-                    + "written; it is all or nothing either way and is resolved when the _txn log recovers or at the "
-                    + "next open", e);
+                    + "written; it is all or nothing either way and is resolved when log " + coordinator
+                    + " recovers or at the next open", e);
         } catch (RuntimeException e) {
             abort(t, ps);
             if (e instanceof LatticeSaturatedException || e instanceof LatticeShuttingDownException) {
@@ -603,7 +599,9 @@ final class AtomicWrites {
         if (idemKey != null) {
             ms.add(WalRecord.Mutation.idem(idemKey, ByteBuffer.allocate(8).putLong(digest).array()));
         }
-        return new PendingWrite(WalRecord.KIND_DECISION, ms, List.of(), commit ? t : null, version, null);
+        // a commit decision also resolves the coordinator's own part: it releases the write's locks there
+        return new PendingWrite(WalRecord.KIND_DECISION, ms, List.of(), commit ? t : null, version,
+                commit ? t.id : null);
     }
 
     /** Aborts before any prepare was submitted: just releases the locks. */
@@ -625,14 +623,14 @@ final class AtomicWrites {
      * Records an abort decided by the data (a failed precondition) under the write's idempotency key, so a retry
      * re-attaches to it; aborts caused by failures are not recorded, so a retry writes anew.
      */
-    private void recordAbort(Txn t, String idemKey, long digest) {
+    private void recordAbort(Txn t, String idemKey, long digest, Part coordinator) {
         if (idemKey == null) {
             return;
         }
         // no participants: an abort needs no resolution tracking (a prepare without a commit decision is aborted)
         PendingWrite d = decision(t, false, List.of(), idemKey, digest, null);
         try {
-            txnTree().pipelines()[0].submit(d);
+            coordinator.pipeline.submit(d);
             TreeImpl.await(d.future);
         } catch (RuntimeException e) {
             LOG.warn("atomic write {}: recording its abort under idempotency key {} failed: {}", t.id, idemKey,

@@ -42,6 +42,8 @@ public final class Lattice implements AutoCloseable {
     private final Catalog catalog;
     private final LogMover mover;
     private final ConcurrentHashMap<String, CompletableFuture<TreeImpl>> trees = new ConcurrentHashMap<>();
+    /** Per tree being opened or open: completes once its logs are replayed (before leftovers are resolved). */
+    private final ConcurrentHashMap<String, CompletableFuture<Void>> replayed = new ConcurrentHashMap<>();
     private final List<SaturationListener> listeners = new CopyOnWriteArrayList<>();
     private final Object closeLock = new Object();
     private volatile boolean closed;
@@ -163,6 +165,8 @@ public final class Lattice implements AutoCloseable {
             CompletableFuture<TreeImpl> mine = new CompletableFuture<>();
             CompletableFuture<TreeImpl> existing = trees.putIfAbsent(name, mine);
             if (existing == null) {
+                CompletableFuture<Void> rep = new CompletableFuture<>();
+                replayed.put(name, rep);
                 try {
                     Placement placement = catalog.ensure(name, partitions);
                     int stored = placement.keys().size();
@@ -175,6 +179,8 @@ public final class Lattice implements AutoCloseable {
                     return t;
                 } catch (RuntimeException e) {
                     trees.remove(name, mine);
+                    replayed.remove(name, rep);
+                    rep.completeExceptionally(e);
                     mine.completeExceptionally(e);
                     throw e;
                 }
@@ -201,6 +207,46 @@ public final class Lattice implements AutoCloseable {
     public AtomicWrite atomic() {
         checkOpen();
         return ctx.atomics.begin(null);
+    }
+
+    /** Called by a tree's open once its logs are replayed and registered, before it resolves leftovers. */
+    void replayed(TreeImpl t) {
+        CompletableFuture<Void> f = replayed.get(t.name());
+        if (f != null) {
+            f.complete(null);
+        }
+    }
+
+    /**
+     * For resolving atomic writes at open: waits until tree {@code name} is replayed, opening it if nobody is. Never
+     * waits for a tree's resolution (only for its replay, which waits on nothing), so trees whose leftovers name
+     * each other as coordinators open without deadlock.
+     *
+     * @return false when no such tree exists (then no decision of it exists either)
+     * @throws RuntimeException when the tree exists and fails to open (the caller must not assume an abort)
+     */
+    boolean awaitReplayed(String name) {
+        CompletableFuture<Void> f = replayed.get(name);
+        if (f == null) {
+            if (catalog.placement(name) == null) {
+                catalog.refresh();
+                if (catalog.placement(name) == null) {
+                    return false;
+                }
+            }
+            tree(name);
+            f = replayed.get(name);
+            if (f == null) {
+                throw new LatticeException("tree '" + name + "' is not open after opening it", null);
+            }
+        }
+        try {
+            f.join();
+            return true;
+        } catch (java.util.concurrent.CompletionException e) {
+            throw new LatticeException("tree '" + name + "' holds decisions of atomic writes and failed to open: "
+                    + e.getCause().getMessage(), e.getCause());
+        }
     }
 
     /** @return the trees opened (replayed) so far in this lattice */
@@ -438,10 +484,6 @@ public final class Lattice implements AutoCloseable {
         List<LogPipeline> all = new ArrayList<>();
         for (TreeImpl t : openTrees()) {
             all.addAll(List.of(t.pipelines()));
-        }
-        TreeImpl txn = ctx.atomics.txnTreeIfOpen();
-        if (txn != null) {
-            all.addAll(List.of(txn.pipelines()));
         }
         for (LogPipeline p : all) {
             p.beginClose();

@@ -38,7 +38,8 @@ import java.util.zip.CheckedOutputStream;
  *
  * <p>Snapshot format {@value #SNAPSHOT_FORMAT} (format 1, without the two trailing sections, is still read):
  * {@code "LTCK", i32 format, i64 through offset, i64 max version, i64 count, then per key: i32 key length, key
- * (UTF-8), i64 version, i32 value length, value; i32 pending count, per pending atomic write: UTF id, i32 mutation
+ * (UTF-8), i64 version, i32 value length, value; i32 pending count, per pending atomic write: UTF id, UTF
+ * coordinator tree, i32 coordinator partition, i32 mutation
  * count, per mutation u8 op, UTF key, [i32 value length, value]; i32 decision count, per decision: UTF id,
  * bool commit, i64 version, i64 time (epoch ms), bool has idempotency key, [UTF key, i64 digest], i32 outstanding
  * participants, per participant UTF tree, i32 partition; then i32 CRC32C of everything before}.
@@ -68,11 +69,14 @@ final class PartitionState {
     record PreconditionFailure(String key, long expected, long actual, boolean heldByOtherWrite) {
     }
 
-    /** An atomic write prepared in this log and not resolved here yet. */
-    record Unresolved(Txn txn, List<WalRecord.Mutation> mutations) {
+    /** An atomic write prepared in this log and not resolved here yet; its decision is (to be) in {@code coordinator}. */
+    record Unresolved(Txn txn, List<WalRecord.Mutation> mutations, LogId coordinator) {
     }
 
-    /** A decision of the {@code _txn} log: the commit point (or recorded abort) of a multi-log atomic write. */
+    /**
+     * A decision, kept by the write's coordinator log (its first participant): the commit point (or recorded abort)
+     * of a multi-log atomic write. {@code outstanding}: the other participants that have no durable resolve yet.
+     */
     static final class Decision {
         final String id;
         final boolean commit;
@@ -103,7 +107,7 @@ final class PartitionState {
     private final Set<String> chained = ConcurrentHashMap.newKeySet();
     /** Atomic writes prepared here and not resolved yet, by id; written by the applier. */
     final Map<String, Unresolved> unresolved = new ConcurrentHashMap<>();
-    /** Only in the {@code _txn} log: decisions by id and by idempotency key. */
+    /** Decisions of the multi-log atomic writes this log coordinated, by id and by idempotency key. */
     final Map<String, Decision> decisions = new ConcurrentHashMap<>();
     final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
     long appliedOffset = -1;
@@ -303,6 +307,7 @@ final class PartitionState {
 
     private Object applyPrepare(List<WalRecord.Mutation> ms, Txn liveTxn) {
         String id = ms.get(0).key();
+        LogId coordinator = readLogId(ms.get(0).value());
         PreconditionFailure f = check(ms);
         if (f != null) {
             return f;
@@ -315,26 +320,50 @@ final class PartitionState {
             }
         }
         insert(writes, t);
-        unresolved.put(id, new Unresolved(t, writes));
+        unresolved.put(id, new Unresolved(t, writes, coordinator));
         return Boolean.TRUE;
     }
 
-    /** RESOLVE fields: u8 outcome (1 commit, 0 abort), i64 version. */
-    static byte[] resolveFields(boolean commit, long version) {
-        return ByteBuffer.allocate(9).put((byte) (commit ? 1 : 0)).putLong(version).array();
+    /** PREPARE fields: the coordinator log (UTF tree, i32 partition). */
+    static byte[] prepareFields(LogId coordinator) {
+        return logIdBytes(coordinator);
+    }
+
+    private static byte[] logIdBytes(LogId l) {
+        byte[] tree = l.tree().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + tree.length + 4).putShort((short) tree.length).put(tree).putInt(l.partition())
+                .array();
+    }
+
+    private static LogId readLogId(ByteBuffer b) {
+        byte[] tree = new byte[b.getShort() & 0xFFFF];
+        b.get(tree);
+        return new LogId(new String(tree, StandardCharsets.UTF_8), b.getInt());
+    }
+
+    private static LogId readLogId(byte[] bytes) {
+        return readLogId(ByteBuffer.wrap(bytes));
+    }
+
+    /** RESOLVE fields: u8 outcome (1 commit, 0 abort), i64 version, then the coordinator log. */
+    static byte[] resolveFields(boolean commit, long version, LogId coordinator) {
+        byte[] c = logIdBytes(coordinator);
+        return ByteBuffer.allocate(9 + c.length).put((byte) (commit ? 1 : 0)).putLong(version).put(c).array();
     }
 
     private void applyResolve(WalRecord.Mutation m) {
         ByteBuffer b = ByteBuffer.wrap(m.value());
         boolean commit = b.get() == 1;
         long version = b.getLong();
+        LogId coordinator = readLogId(b);
         resolve(m.key(), commit, version);
-        atomics.resolvedIn(log, m.key()); // durable here: the decision need not be kept for this log any more
+        // durable here: the coordinator need not keep the decision for this log any more
+        atomics.resolvedIn(coordinator, log, m.key());
     }
 
     /**
      * Resolves an atomic write prepared here in memory (no-op if unknown: resolved before this state's checkpoint).
-     * Durable only through a RESOLVE entry (or the decision the {@code _txn} log keeps until then).
+     * Durable only through a RESOLVE entry (or the decision its coordinator log keeps until then).
      */
     void resolve(String id, boolean commit, long version) {
         Unresolved u = unresolved.remove(id);
@@ -342,9 +371,7 @@ final class PartitionState {
             return;
         }
         if (commit) {
-            if (u.txn().seq <= 0) {
-                atomics.visibility.publish(u.txn(), version);
-            }
+            atomics.visibility.publish(u.txn(), version);
             if (version > maxVersion) {
                 maxVersion = version;
             }
@@ -446,7 +473,10 @@ final class PartitionState {
         }
     }
 
-    /** DECISION fields: u8 outcome, i64 time (epoch ms), i32 participants, per participant UTF tree, i32 partition. */
+    /**
+     * DECISION fields: bool commit, i64 time (epoch ms), i32 participants, per participant UTF tree, i32 partition
+     * (the participants other than the coordinator, which the decision itself resolves).
+     */
     static byte[] decisionFields(boolean commit, long timeMillis, List<LogId> participants) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
@@ -486,6 +516,9 @@ final class PartitionState {
             }
             Decision d = new Decision(id, commit, version, time, idem, digest, parts);
             addDecision(d);
+            if (unresolved.containsKey(id)) { // this log's own part: the decision resolves it
+                resolve(id, commit, version);
+            }
             atomics.decisionApplied(d);
             return version;
         } catch (IOException e) {
@@ -512,7 +545,7 @@ final class PartitionState {
             out.writeInt(SNAPSHOT_FORMAT);
             out.writeLong(appliedOffset);
             out.writeLong(maxVersion);
-            // Which prepared writes are pending is decided once, first: the _txn applier may publish one while this
+            // Which prepared writes are pending is decided once, first: a coordinator's applier may publish one while this
             // runs, and each write must land wholly in the pending section or wholly in the committed view.
             List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
             Set<Txn> pendingTxns = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
@@ -541,6 +574,8 @@ final class PartitionState {
             out.writeInt(pending.size());
             for (Map.Entry<String, Unresolved> e : pending) {
                 out.writeUTF(e.getKey());
+                out.writeUTF(e.getValue().coordinator().tree());
+                out.writeInt(e.getValue().coordinator().partition());
                 out.writeInt(e.getValue().mutations().size());
                 for (WalRecord.Mutation m : e.getValue().mutations()) {
                     out.writeByte(m.op());
@@ -663,6 +698,7 @@ final class PartitionState {
                 int pending = in.readInt();
                 for (int i = 0; i < pending; i++) {
                     String id = in.readUTF();
+                    LogId coordinator = new LogId(in.readUTF(), in.readInt());
                     int n = in.readInt();
                     List<WalRecord.Mutation> ms = new ArrayList<>(Math.min(n, 4096));
                     for (int j = 0; j < n; j++) {
@@ -679,7 +715,7 @@ final class PartitionState {
                     }
                     Txn t = replayTxns.apply(id);
                     insert(ms, t);
-                    unresolved.put(id, new Unresolved(t, ms));
+                    unresolved.put(id, new Unresolved(t, ms, coordinator));
                 }
                 int decided = in.readInt();
                 for (int i = 0; i < decided; i++) {

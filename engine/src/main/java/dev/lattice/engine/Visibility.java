@@ -13,8 +13,11 @@ final class Visibility {
     private volatile long visible;
     private final TreeMap<Long, Integer> open = new TreeMap<>();
 
-    /** Makes {@code t} visible everywhere at once, with {@code version}. */
+    /** Makes {@code t} visible everywhere at once, with {@code version}; no-op if it already is. */
     synchronized void publish(Txn t, long version) {
+        if (t.seq > 0) {
+            return;
+        }
         t.version = version;
         long s = visible + 1;
         t.seq = s;

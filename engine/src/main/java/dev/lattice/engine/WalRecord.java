@@ -39,7 +39,7 @@ final class WalRecord {
     static final byte KIND_PREPARE = 4;
     /** The outcome of a multi-log atomic write in a participant log: one {@code TXN} op (outcome, version). */
     static final byte KIND_RESOLVE = 5;
-    /** The commit point of a multi-log atomic write, in the {@code _txn} log: {@code TXN} op, optional {@code IDEM}. */
+    /** The commit point of a multi-log atomic write, in its coordinator (first participant) log: {@code TXN} op, optional {@code IDEM}. */
     static final byte KIND_DECISION = 6;
     static final int HEADER_BYTES = 16;
     static final int TRAILER_BYTES = 4;

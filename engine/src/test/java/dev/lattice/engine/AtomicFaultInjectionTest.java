@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Faults at every provider call of the atomic commit path (the participants' prepare and resolve entries, the
- * {@code _txn} decision entry; request failed before the provider saw it, or response lost after it acted), with
+ * coordinator's decision entry; request failed before the provider saw it, or response lost after it acted), with
  * writers running concurrently: live and after a reopen (clean close, or a crash where the next process fences the
  * old one), every write is all or nothing, acknowledged writes are whole, writes reported failed are absent.
  */
@@ -42,8 +42,8 @@ class AtomicFaultInjectionTest {
     @CsvSource({
             "STAGE, BEFORE, participants, false", "STAGE, AFTER, participants, false",
             "COMMIT, BEFORE, participants, false", "COMMIT, AFTER, participants, true",
-            "STAGE, BEFORE, _txn, true", "STAGE, AFTER, _txn, false",
-            "COMMIT, BEFORE, _txn, false", "COMMIT, AFTER, _txn, true",
+            "STAGE, BEFORE, coordinators, true", "STAGE, AFTER, coordinators, false",
+            "COMMIT, BEFORE, coordinators, false", "COMMIT, AFTER, coordinators, true",
             "RECONCILE, BEFORE, participants, true", "COMMIT, BEFORE, all, true"})
     void everyWriteIsAllOrNothingUnderFaults(SpiOperation op, FaultInjectingProvider.Timing timing, String target,
                                              boolean crash) throws Exception {
@@ -59,24 +59,22 @@ class AtomicFaultInjectionTest {
         try {
             Tree a = l.tree("a");
             Tree c = l.tree("c", 2);
-            a.putAllAtomic(Map.of("warm", b("up"))); // opens the _txn log before faults start
+            a.putAllAtomic(Map.of("warm", b("up")));
             l.atomic().put(a, "warm2", b("up")).put(c, "warm3", b("up")).commit();
-            LogId only = switch (target) {
-                case "_txn" -> new LogId("_txn", 0);
-                case "participants" -> null;
-                default -> null;
-            };
-            FaultRule rule = new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.15, only);
-            faulty.inject(rule);
-            if (target.equals("participants")) {
-                // keep the _txn log healthy so that faults land in the participants' prepare and resolve entries
-                faulty.clearFaults();
-                for (int p = 0; p < 4; p++) {
-                    faulty.inject(new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.15, new LogId("a", p)));
+            // every write touches tree a, so its coordinator (first participant in (tree, partition) order) is one
+            // of a's logs: faults on a hit prepares, decisions and resolves; faults on c hit prepares and resolves
+            switch (target) {
+                case "coordinators" -> {
+                    for (int p = 0; p < 4; p++) {
+                        faulty.inject(new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.15, new LogId("a", p)));
+                    }
                 }
-                for (int p = 0; p < 2; p++) {
-                    faulty.inject(new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.15, new LogId("c", p)));
+                case "participants" -> {
+                    for (int p = 0; p < 2; p++) {
+                        faulty.inject(new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.25, new LogId("c", p)));
+                    }
                 }
+                default -> faulty.inject(new FaultRule(op, timing, Duration.ZERO, -1, 0, 0.15, null));
             }
             if (op == SpiOperation.RECONCILE) {
                 faulty.inject(new FaultRule(SpiOperation.COMMIT, FaultInjectingProvider.Timing.AFTER, Duration.ZERO,
@@ -152,7 +150,7 @@ class AtomicFaultInjectionTest {
 
     static void dump(InMemoryStorage storage, int n) {
         var prov = new InMemoryWalStorageProvider(storage);
-        for (LogId log : List.of(new LogId("c", 0), new LogId("c", 1), new LogId("_txn", 0), new LogId("a", 0))) {
+        for (LogId log : List.of(new LogId("c", 0), new LogId("c", 1), new LogId("a", 0), new LogId("a", 1))) {
             var st = prov.state(log);
             System.err.println("DUMP " + log + " " + st + " cp=" + prov.checkpoints().latest(log));
             long from = st.trimWatermark();

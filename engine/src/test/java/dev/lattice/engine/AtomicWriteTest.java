@@ -386,11 +386,7 @@ class AtomicWriteTest {
                 .checkpointEveryEntries(1).build());
         Tree t = old.tree("cut");
         t.putAllAtomic(Map.of("before-a", b("1"), "before-b", b("1"), "before-c", b("1")));
-        // the next decision stage hangs for 3 s, then fails
-        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
-                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
-                .onLog(new dev.lattice.spi.LogId("_txn", 0)));
-        // four keys in four different partitions
+        // four keys in four different partitions; the coordinator is partition 0
         List<String> ks = new ArrayList<>();
         Set<Integer> parts = new HashSet<>();
         for (int i = 0; ks.size() < 4; i++) {
@@ -398,6 +394,10 @@ class AtomicWriteTest {
                 ks.add("key" + i);
             }
         }
+        // the coordinator's first stage (its prepare) passes, the second (the decision) hangs for 3 s, then fails
+        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
+                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
+                .onLog(new dev.lattice.spi.LogId("cut", 0)).afterSkipping(1));
         java.util.concurrent.CompletableFuture<AtomicResult> pending = t.atomic().put(ks.get(0), b("x"))
                 .put(ks.get(1), b("x")).put(ks.get(2), b("x")).put(ks.get(3), b("x")).commitAsync();
         // wait until every participant has its prepare (4 keys over 4 partitions: at least 2 logs)
@@ -422,6 +422,45 @@ class AtomicWriteTest {
             Tree t3 = third.tree("cut");
             assertThat(t3.getAll(ks).keySet()).containsExactlyInAnyOrder(ks.get(0), ks.get(3));
             assertThat(s(t3.get(ks.get(0)).orElseThrow())).isEqualTo("y");
+        }
+    }
+
+    /**
+     * A process that stops after a cross-tree write's decision but before the resolve in the other tree: the next
+     * process opens that tree first; resolving its leftover opens the coordinator's tree, finds the decision, and
+     * commits the part (the write was acknowledged, so it must be whole).
+     */
+    @Test
+    void aLeftoverIsResolvedFromTheCoordinatorInAnotherTree() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+                new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
+        Lattice old = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(1).maxRetries(0).build());
+        Tree a = old.tree("alpha");
+        Tree z = old.tree("zulu");
+        // zulu/0's first stage (the prepare) passes; the second (the resolve) hangs, so zulu keeps a prepared part
+        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
+                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
+                .onLog(new dev.lattice.spi.LogId("zulu", 0)).afterSkipping(1));
+        AtomicResult r = old.atomic().put(a, "a1", b("v")).put(z, "z1", b("v")).put(z, "z2", b("v")).commit();
+        assertThat(r.logs()).isEqualTo(2);
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (hang.firedCount() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(hang.firedCount()).as("the resolve in zulu is hanging").isEqualTo(1);
+        try (Lattice next = open(storage)) {
+            Tree z2 = next.tree("zulu"); // opens alpha (the coordinator) to resolve
+            assertThat(z2.getAll(List.of("z1", "z2"))).hasSize(2);
+            assertThat(z2.getVersioned("z1").orElseThrow().version()).isEqualTo(r.version());
+            assertThat(next.meterRegistry().get("lattice.atomic.resolved.at.open").counter().count()).isEqualTo(1.0);
+            assertThat(s(next.tree("alpha").get("a1").orElseThrow())).isEqualTo("v");
+        }
+        old.close();
+        try (Lattice third = open(storage)) {
+            assertThat(third.tree("zulu").getAll(List.of("z1", "z2"))).hasSize(2);
+            assertThat(third.meterRegistry().get("lattice.atomic.resolved.at.open").counter().count())
+                    .as("the resolution was written").isZero();
         }
     }
 }
