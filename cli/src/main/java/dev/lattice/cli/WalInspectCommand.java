@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code lattice wal inspect [TREE...]}: the state of every log of the given trees (default: all trees, the engine's
- * own {@code _catalog} and {@code _txn} included), read straight from the provider. Read-only: it opens the provider without the
+ * own {@code _catalog} included), read straight from the provider. Read-only: it opens the provider without the
  * engine and claims no log, so it fences out no writer (a provider that locks its storage, like Chronicle's
  * directory lock, still refuses to open while another process holds it).
  */
