@@ -144,7 +144,11 @@ final class AtomicWrites {
             markAborted(t, new AtomicWriteAbortedException("atomic write " + d.id + " was aborted", null));
         }
         live.remove(d.id, t);
-        ctx.io.execute(() -> resolveAll(t, d.commit, d.version));
+        try {
+            ctx.io.execute(() -> resolveAll(t, d.commit, d.version));
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            LOG.warn("atomic write {} decided while the lattice closed; the next open resolves its other logs", d.id);
+        }
     }
 
     /** Any applier: a RESOLVE entry of {@code id} (coordinated by {@code coordinator}) was applied in {@code log}. */
