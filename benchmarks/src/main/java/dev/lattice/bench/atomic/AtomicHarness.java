@@ -140,8 +140,8 @@ public final class AtomicHarness {
      * @param logsPerWrite logs an atomic write touched, mean ({@code lattice.atomic.participants}); NaN for the
      *     non-atomic shapes
      * @param providerCallsPerWrite provider {@code stage} plus {@code commit} calls per call
-     * @param entriesPerWrite log entries committed per call (an atomic write over several logs: a prepare and a
-     *     resolve entry per log plus a decision entry)
+     * @param entriesPerWrite log entries committed per call, all logs (an atomic write over several logs: a prepare
+     *     entry per log, a decision entry and resolve entries)
      * @param entriesPerCommit log entries per provider commit call (coalescing)
      * @param cpuCores process CPU time over window time (2.0 = two cores busy)
      * @param machineBusy the whole machine's busy CPU fraction over the window, all processes (0..1; NaN off Linux)
@@ -152,20 +152,26 @@ public final class AtomicHarness {
                        double providerCallsPerWrite, double entriesPerWrite, double entriesPerCommit, double cpuCores,
                        double machineBusy, double switchesPerWrite) {
 
+        /** @return this process's CPU time per call (all threads), microseconds */
+        public double cpuUsPerWrite() {
+            return cpuCores * 1e6 / writesPerSecond;
+        }
+
         /**
          * What bounds the case, from its measured figures by a fixed rule: {@code CPU} when the machine's CPUs were
          * at least 90% busy over the window (this process or others: the machine is shared), otherwise
          * {@code hand-offs} (the callers waited with CPU to spare: on thread hand-offs inside the engine, counted as
-         * context switches per call; the provider here does no I/O wait at page-cache durability).
+         * context switches per call; the provider here does no I/O wait at page-cache durability); then the CPU
+         * time each call cost and its context switches.
          *
-         * @return e.g. {@code hand-offs: 11.7 ctx sw/call, machine 64% busy}
+         * @return e.g. {@code hand-offs (machine 64% busy): 180 CPU us, 11.7 ctx sw per call}
          */
         public String bound() {
             boolean cpu = machineBusy >= 0.9;
-            return String.format(Locale.ROOT, "%s: machine %s busy, this process %.2f cores, %s ctx sw/call",
+            return String.format(Locale.ROOT, "%s (machine %s busy): %s CPU us, %s ctx sw per call",
                     cpu ? "CPU" : "hand-offs", Double.isNaN(machineBusy) ? "n/a"
-                            : String.format(Locale.ROOT, "%.0f%%", machineBusy * 100), cpuCores,
-                    MdTable.fixed(switchesPerWrite, 1));
+                            : String.format(Locale.ROOT, "%.0f%%", machineBusy * 100),
+                    MdTable.count(cpuUsPerWrite()), MdTable.fixed(switchesPerWrite, 1));
         }
     }
 
@@ -248,7 +254,7 @@ public final class AtomicHarness {
             }
             Charts.bars(s.imgDir().resolve("atomic-" + s.provider() + "-keys.png"), "Keys per second, "
                     + s.provider() + " provider: put, putAll and atomic writes", "call shape, keys per call",
-                    "keys/s (log scale)", d, true);
+                    "keys/s, all threads", d, false);
         }
         return new Report(cases, md);
     }
@@ -390,7 +396,7 @@ public final class AtomicHarness {
                         : "", MdTable.count(s.keySpace()), s.valueBytes(), s.warmupMs(), s.durationMs()));
         MdTable t = new MdTable("call", ">keys/call", ">threads", ">calls/s", ">keys/s", ">p50 us", ">p99 us",
                 ">keys/s vs put", ">logs/write", ">provider calls/call", ">entries/call", ">entries/commit",
-                ">CPU cores", ">ctx switches/call", "what bounds it");
+                ">CPU cores", ">CPU us/call", ">ctx switches/call", "what bounds it");
         for (Case c : cases) {
             Case put = cases.stream().filter(x -> x.shape() == Shape.PUT && x.threads() == c.threads()).findFirst()
                     .orElse(null);
@@ -399,16 +405,18 @@ public final class AtomicHarness {
                     put == null ? "n/a" : MdTable.ratio(c.keysPerSecond(), put.keysPerSecond()),
                     MdTable.fixed(c.logsPerWrite(), 2), MdTable.fixed(c.providerCallsPerWrite(), 1),
                     MdTable.fixed(c.entriesPerWrite(), 1), MdTable.fixed(c.entriesPerCommit(), 2),
-                    MdTable.fixed(c.cpuCores(), 2), MdTable.fixed(c.switchesPerWrite(), 1), c.bound());
+                    MdTable.fixed(c.cpuCores(), 2), MdTable.count(c.cpuUsPerWrite()),
+                    MdTable.fixed(c.switchesPerWrite(), 1), c.bound());
         }
         md.append(t.render());
         md.append("\nColumns: calls/s and keys/s over the measured window, all threads together; keys/s vs put = "
                 + "this row's keys/s over the `put` row's at the same thread count; logs/write = mean of the "
                 + "`lattice.atomic.participants` meter; provider calls/call = provider `stage` + `commit` calls "
-                + "(`Lattice.stats()`) per call; entries/call = log entries committed per call (an atomic write over "
-                + "L logs writes L prepare entries, 1 decision in the `_txn` log and L resolve entries; one in a "
-                + "single log is 1 entry); entries/commit = log entries per provider commit call (coalescing); CPU "
-                + "cores = this process's CPU time over the window; ctx switches/call = voluntary context switches "
+                + "(`Lattice.stats()`) per call; entries/call = log entries committed per call, all logs together "
+                + "(an atomic write over several logs writes a prepare entry per log, a decision entry and resolve "
+                + "entries; one in a single log is 1 entry); entries/commit = log entries per provider commit call (coalescing); CPU "
+                + "cores = this process's CPU time over the window; CPU us/call = that time per call (all the engine's "
+                + "threads, not only the caller's); ctx switches/call = voluntary context switches "
                 + "of all this process's threads per call. What bounds it: `CPU` when the machine's CPUs (all "
                 + "processes, `/proc/stat`) were at least 90% busy over the window, else `hand-offs` (the callers "
                 + "waited with CPU to spare, on the engine's thread hand-offs).\n");

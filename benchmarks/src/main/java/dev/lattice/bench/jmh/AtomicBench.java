@@ -30,8 +30,9 @@ import java.util.UUID;
  *   <li>{@link #twoTrees}: {@code Lattice.atomic()} with the first half of the keys in one tree and the second half
  *       in the other, then {@code commit()}.</li>
  * </ul>
- * Every write overwrites existing keys and takes the whole atomic path (locks, prepare entries, the decision in the
- * {@code _txn} log, apply); the caller returns once the decision is applied. {@link AtomicSkipListBench} is the same
+ * Every write overwrites existing keys and takes the engine's whole atomic path (one atomic log entry when its keys
+ * fall in one log; otherwise key locks, a prepare entry per log and a decision entry); the caller returns once the
+ * write is committed and visible. {@link AtomicSkipListBench} is the same
  * key sets put into bare {@code ConcurrentSkipListMap}s. Run by {@link JmhSuite}.
  */
 @State(Scope.Benchmark)
