@@ -218,11 +218,12 @@ public final class AtomicHarness {
         }
         String runId = Long.toString(System.nanoTime() % 1_000_000_000L, 36);
         int no = 0;
-        // one unreported case first, so the JIT has compiled the atomic path before anything is measured
-        if (!s.sizes().isEmpty() && s.shapes().stream().anyMatch(x -> x != Shape.PUT)) {
-            int n = s.sizes().get(0);
+        // one unreported case first, so the JIT has compiled the write path before anything is measured
+        Shape first = s.shapes().stream().filter(x -> x != Shape.PUT).findFirst().orElse(Shape.PUT);
+        if (first == Shape.PUT || !s.sizes().isEmpty()) {
+            int n = first == Shape.PUT ? 1 : s.sizes().get(0);
             progress.accept("atomic: warm-up (not reported)");
-            runCase(s, work, sets.get(n), maps.get(n), Shape.TWO_TREES, n, s.threads().get(0), runId + "-w");
+            runCase(s, work, sets.get(n), maps.get(n), first, n, s.threads().get(0), runId + "-w", true);
         }
         List<Case> cases = new ArrayList<>();
         for (int t : s.threads()) {
@@ -242,7 +243,7 @@ public final class AtomicHarness {
                 int n = (Integer) p[1];
                 progress.accept("atomic: " + s.provider() + " " + shape.label() + " of " + n + " key(s), " + t
                         + " thread(s)");
-                cases.add(runCase(s, work, sets.get(n), maps.get(n), shape, n, t, runId + "-" + (no++)));
+                cases.add(runCase(s, work, sets.get(n), maps.get(n), shape, n, t, runId + "-" + (no++), false));
             }
         }
         String md = render(s, cases, load0, Machine.loadAverage());
@@ -260,7 +261,7 @@ public final class AtomicHarness {
     }
 
     private static Case runCase(Settings s, Workload work, List<String[]> sets, List<Map<String, byte[]>> maps,
-                                Shape shape, int n, int threads, String id) {
+                                Shape shape, int n, int threads, String id, boolean warmup) {
         String storage = "atomic-harness-" + id;
         Path dir = s.workDir().resolve(storage);
         String uri = s.provider().equals("memory") ? "memory:" + storage
@@ -289,7 +290,7 @@ public final class AtomicHarness {
                     w.commit();
                 };
             };
-            return measure(s, lattice, op, shape, n, threads);
+            return measure(s, lattice, op, shape, n, threads, warmup);
         } finally {
             if (s.provider().equals("memory")) {
                 InMemoryStorage.dropNamed(storage);
@@ -298,7 +299,8 @@ public final class AtomicHarness {
         }
     }
 
-    private static Case measure(Settings s, Lattice lattice, Op op, Shape shape, int n, int threads) {
+    private static Case measure(Settings s, Lattice lattice, Op op, Shape shape, int n, int threads,
+                                boolean warmup) {
         long start = System.nanoTime();
         long windowStart = start + s.warmupMs() * 1_000_000L;
         long windowEnd = windowStart + s.durationMs() * 1_000_000L;
@@ -356,7 +358,7 @@ public final class AtomicHarness {
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         histograms.forEach(all::add);
         long writes = all.getTotalCount();
-        if (writes == 0) {
+        if (writes == 0 && !warmup) {
             throw new IllegalStateException(shape.label() + " of " + n + " keys: no call completed inside the "
                     + s.durationMs() + " ms window; lengthen it");
         }
@@ -366,6 +368,10 @@ public final class AtomicHarness {
         long commits = s1.commitCalls() - s0.commitCalls();
         double logsPerWrite = logs1[0] > logs0[0] ? (logs1[1] - logs0[1]) / (logs1[0] - logs0[0]) : Double.NaN;
         double switches = sw0.isEmpty() ? Double.NaN : (double) ContextSwitches.delta(sw0, sw1) / writes;
+        if (writes == 0) {
+            return new Case(shape, n, threads, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                    Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
         return new Case(shape, n, threads, writes, writes / seconds, writes * (double) n / seconds,
                 all.getValueAtPercentile(50) / 1e3, all.getValueAtPercentile(99) / 1e3, logsPerWrite,
                 (double) calls / writes, (double) entries / writes, commits == 0 ? Double.NaN

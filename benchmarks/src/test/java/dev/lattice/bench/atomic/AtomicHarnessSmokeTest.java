@@ -19,7 +19,7 @@ class AtomicHarnessSmokeTest {
     @Test
     void tinyMemoryRunProducesTableAndChart(@TempDir Path tmp) {
         AtomicHarness.Settings s = new AtomicHarness.Settings(tmp.resolve("work"), tmp.resolve("img"), "memory",
-                Durability.PAGE_CACHE, ALL, List.of(2), List.of(1, 2), 0, 300, 1000, 50);
+                Durability.PAGE_CACHE, ALL, List.of(2), List.of(1, 2), 100, 500, 1000, 50);
         AtomicHarness.Report r = AtomicHarness.run(s, m -> { });
         // put, putAll(2), atomic 1 tree, atomic 2 trees; for 1 and 2 threads
         assertThat(r.cases()).hasSize(8).allSatisfy(c -> {
@@ -43,7 +43,7 @@ class AtomicHarnessSmokeTest {
     @Test
     void tinyChronicleRunCleansUp(@TempDir Path tmp) throws Exception {
         AtomicHarness.Settings s = new AtomicHarness.Settings(tmp.resolve("work"), null, "chronicle",
-                Durability.PAGE_CACHE, ALL, List.of(2), List.of(1), 0, 300, 1000, 50);
+                Durability.PAGE_CACHE, ALL, List.of(2), List.of(1), 100, 500, 1000, 50);
         AtomicHarness.Report r = AtomicHarness.run(s, m -> { });
         assertThat(r.cases()).hasSize(4).allSatisfy(c -> assertThat(c.writes()).isPositive());
         assertThat(r.markdown()).contains("Provider `chronicle` (durability process: page cache)",
@@ -72,7 +72,7 @@ class AtomicHarnessSmokeTest {
     @Test
     void onlyTheChosenShapesRun(@TempDir Path tmp) {
         AtomicHarness.Settings s = new AtomicHarness.Settings(tmp, null, "memory", Durability.PAGE_CACHE,
-                List.of(AtomicHarness.Shape.ONE_TREE), List.of(2, 4), List.of(1), 0, 200, 1000, 50);
+                List.of(AtomicHarness.Shape.ONE_TREE), List.of(2, 4), List.of(1), 100, 500, 1000, 50);
         AtomicHarness.Report r = AtomicHarness.run(s, m -> { });
         assertThat(r.cases()).extracting(AtomicHarness.Case::shape).containsOnly(AtomicHarness.Shape.ONE_TREE);
         assertThat(r.cases()).extracting(AtomicHarness.Case::keysPerWrite).containsExactly(2, 4);
