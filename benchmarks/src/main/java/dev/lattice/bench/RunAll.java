@@ -37,9 +37,9 @@ import java.util.List;
 public final class RunAll {
 
     /** Warm-up iteration time of the atomic-write JMH run at small scale, milliseconds. */
-    private static final int ATOMIC_JMH_WARMUP_MS = 300;
+    private static final int ATOMIC_JMH_WARMUP_MS = 250;
     /** Measured iteration time of the atomic-write JMH run at small scale, milliseconds. */
-    private static final int ATOMIC_JMH_MEASURE_MS = 400;
+    private static final int ATOMIC_JMH_MEASURE_MS = 300;
 
     private RunAll() {
     }
@@ -134,8 +134,8 @@ public final class RunAll {
             }
             if (only.contains("atomic-chronicle")) {
                 AtomicHarness.Settings s = new AtomicHarness.Settings(work, img, "chronicle", Durability.PAGE_CACHE,
-                        List.of(AtomicHarness.Shape.values()), List.of(2, 16, 64), full ? List.of(1, 8, 64) : List.of(1, 8), full ? 2_000 : 300,
-                        full ? 10_000 : 1_500, 100_000, 100);
+                        List.of(AtomicHarness.Shape.values()), List.of(2, 16, 64), full ? List.of(1, 8, 64) : List.of(1, 8), full ? 2_000 : 250,
+                        full ? 10_000 : 1_000, 100_000, 100);
                 AtomicHarness.Report r = AtomicHarness.run(s, RunAll::progress);
                 publish(docs, results, "atomic-chronicle", header("atomic-chronicle", scale) + r.markdown()
                         + "\n![Atomic writes on Chronicle, keys per second](img/atomic-chronicle-keys.png)\n");

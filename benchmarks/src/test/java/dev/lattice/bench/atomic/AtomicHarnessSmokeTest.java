@@ -28,11 +28,12 @@ class AtomicHarnessSmokeTest {
                     org.assertj.core.data.Percentage.withPercentage(1e-6));
             assertThat(c.providerCallsPerWrite()).isPositive();
         });
-        // two keys in two trees always touch two logs; two keys of one 8-partition tree one or two
+        // two keys in two trees always touch two logs; two keys of one 8-partition tree one or two (the meter's count
+        // and total are read at the window's edges while writes record, so a mean may be off by one write's share)
         assertThat(r.cases()).filteredOn(c -> c.shape() == AtomicHarness.Shape.TWO_TREES)
-                .allSatisfy(c -> assertThat(c.logsPerWrite()).isEqualTo(2.0));
+                .allSatisfy(c -> assertThat(c.logsPerWrite()).isCloseTo(2.0, org.assertj.core.data.Offset.offset(0.01)));
         assertThat(r.cases()).filteredOn(c -> c.shape() == AtomicHarness.Shape.ONE_TREE)
-                .allSatisfy(c -> assertThat(c.logsPerWrite()).isBetween(1.0, 2.0));
+                .allSatisfy(c -> assertThat(c.logsPerWrite()).isBetween(0.99, 2.01));
         assertThat(r.cases()).filteredOn(c -> c.shape() == AtomicHarness.Shape.PUT)
                 .allSatisfy(c -> assertThat(c.logsPerWrite()).isNaN());
         assertThat(r.markdown()).contains("| put | 1 | 1 |", "| putAll | 2 | 2 |", "| atomic, 1 tree | 2 | 1 |",
