@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates every benchmark table and chart: YCSB A-F and the RocksDB peer comparison, YCSB on every provider
-# with its local server, then the JMH suite.
+# with its local server, the JMH suite, then the atomic-write JMH run and the atomic-write harness on Chronicle.
 # Small scale (default) finishes in under 10 minutes on a 2-core machine; --full runs the full scale (100k-record
 # YCSB, 3 repeats, longer JMH). Recovery uses 1M records at both scales. Charts go to docs/img/, tables to benchmarks/target/results/ and
 # between the generated:* markers of docs/benchmarks.md. Further options go to
-# dev.lattice.bench.RunAll (--only ycsb,direct,recovery,providers,jmh, --recovery-records N, --work DIR).
+# dev.lattice.bench.RunAll (--only ycsb,direct,recovery,providers,jmh,atomic-jmh,atomic-chronicle; peer = the first
+# three, atomic = the last two; --recovery-records N, --work DIR).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
