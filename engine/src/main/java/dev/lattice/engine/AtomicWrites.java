@@ -68,6 +68,10 @@ final class AtomicWrites {
     private record InFlight(long digest, Txn txn) {
     }
 
+    /** (tree, partition) order of logs. */
+    private static final Comparator<LogId> LOG_ORDER = Comparator.comparing(LogId::tree)
+            .thenComparingInt(LogId::partition);
+
     /** The parts of a live multi-log write and its coordinator log. */
     private record Plan(List<Part> parts, LogId coordinator) {
     }
@@ -144,9 +148,17 @@ final class AtomicWrites {
             markAborted(t, new AtomicWriteAbortedException("atomic write " + d.id + " was aborted", null));
         }
         live.remove(d.id, t);
+        busy.incrementAndGet(); // until its resolve entries are submitted (each then counts itself)
         try {
-            ctx.io.execute(() -> resolveAll(t, d.commit, d.version));
+            ctx.io.execute(() -> {
+                try {
+                    resolveAll(t, d.commit, d.version);
+                } finally {
+                    busy.decrementAndGet();
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException closed) {
+            busy.decrementAndGet();
             LOG.warn("atomic write {} decided while the lattice closed; the next open resolves its other logs", d.id);
         }
     }
@@ -319,7 +331,8 @@ final class AtomicWrites {
             throw new IllegalArgumentException("an atomic write needs at least one put or delete");
         }
         // group by log, (tree, partition) order; check duplicates and limits before anything is written
-        TreeMap<String, Part> byLog = new TreeMap<>();
+        // participants in (tree, partition) order: the lock order, and the first is the coordinator
+        TreeMap<LogId, Part> byLog = new TreeMap<>(LOG_ORDER);
         Set<String> written = new HashSet<>();
         Set<String> expected = new HashSet<>();
         int writes = 0;
@@ -332,8 +345,7 @@ final class AtomicWrites {
                         + " in one atomic write");
             }
             LogPipeline lp = op.tree().pipelineOf(op.key());
-            Part p = byLog.computeIfAbsent(String.format("%s\u0000%05d", op.tree().name(), lp.log.partition()),
-                    k -> new Part(op.tree(), lp));
+            Part p = byLog.computeIfAbsent(lp.log, k -> new Part(op.tree(), lp));
             byte[] kb = op.key().getBytes(StandardCharsets.UTF_8);
             switch (op.kind()) {
                 case WalRecord.Mutation.PUT -> {
@@ -360,8 +372,11 @@ final class AtomicWrites {
                     + ctx.config.maxAtomicKeys + " (LatticeConfig maxAtomicKeys)");
         }
         for (Part p : byLog.values()) {
-            // the prepare entry carries one extra TXN mutation (id + fields) beyond the mutations
-            long size = WalRecord.encode(WalRecord.KIND_ATOMIC, p.mutations).length + 64;
+            // the prepare entry carries one extra TXN mutation (id + coordinator) beyond the mutations
+            long size = WalRecord.HEADER_BYTES + WalRecord.TRAILER_BYTES + 200;
+            for (WalRecord.Mutation m : p.mutations) {
+                size += m.encodedSize();
+            }
             var limits = p.pipeline.handle().descriptor().limits();
             long max = Math.min(limits.maxEntryBytes(), ctx.config.maxBatchBytes);
             if (size > max) {
@@ -385,7 +400,7 @@ final class AtomicWrites {
             if (w.idempotencyKey == null && ps.size() == 1) {
                 r = commitSingle(ps.get(0), writes);
             } else {
-                r = commitMulti(ps, writes, w.idempotencyKey, digest(w));
+                r = commitMulti(ps, writes, w.idempotencyKey, w.idempotencyKey == null ? 0 : digest(w));
             }
             if (!r.reattached()) {
                 (r.logs() == 1 && w.idempotencyKey == null ? committedSingle : committedMulti).increment();

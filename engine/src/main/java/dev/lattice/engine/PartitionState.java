@@ -297,7 +297,7 @@ final class PartitionState {
             }
             String k = m.key();
             byte[] v = op == WalRecord.Mutation.PUT ? m.value() : null;
-            map.put(k, new TxnNode(v, t, map.get(k)));
+            map.compute(k, (key, older) -> new TxnNode(v, t, older));
             chained.add(k);
             memoryBudgetUsed.addAndGet(estimate(k, v));
             keys.add(k);
