@@ -1,20 +1,32 @@
 package dev.lattice.engine;
 
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.LogEntry;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.LogState;
+import dev.lattice.spi.Providers;
+import dev.lattice.spi.ReadPage;
+import dev.lattice.spi.WalStorageProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -47,10 +59,13 @@ import static org.assertj.core.api.Assertions.fail;
  * Every third round skips the check after the kill and kills the next child shortly after its open, so the child's
  * own open resolves what the previous kill left prepared and can itself be killed while resolving.
  *
- * <p>Rounds: {@code -Dlattice.killtest.rounds=N} (default 6 for CI; a soak is 100+, about 5 s per round here).
+ * <p>Rounds: {@code -Dlattice.killtest.rounds=N} (default 6 for CI; a soak is 100+, about 4 s per round on a 2-core machine).
  * {@code -Dlattice.killtest.seed=S} repeats the kill delays (default: a new seed, printed); the kill moment also
  * depends on the machine's speed, so a seed does not replay a run exactly. {@code -Dlattice.killtest.maxDelayMs}
  * (default 2500) bounds the random delay between the child's first acknowledgement and the kill.
+ * {@code -Dlattice.killtest.dump=true} writes the WAL as the kill left it (every log's entries and checkpoint) to a
+ * file before each check; a failure always writes the WAL after the failed check, and copies the child logs, dumps
+ * and data to {@code target/atomic-kill-failures/}.
  */
 class AtomicProcessKillTest {
 
@@ -62,7 +77,7 @@ class AtomicProcessKillTest {
         int rounds = Integer.getInteger("lattice.killtest.rounds", 6);
         Harness h = new Harness("chronicle:" + dir.resolve("lattice"), Map.of(), dir,
                 Long.getLong("lattice.killtest.seed", new Random().nextLong()),
-                Long.getLong("lattice.killtest.maxDelayMs", 2500));
+                Long.getLong("lattice.killtest.maxDelayMs", 2500), Boolean.getBoolean("lattice.killtest.dump"));
         h.run(rounds);
         // the mix ran: every kind of write (single-log, multi-log, cross-tree, the three groups) was acknowledged
         assertThat(h.acked.keySet().stream().map(id -> id % KINDS).distinct().count())
@@ -85,17 +100,28 @@ class AtomicProcessKillTest {
         private final Random random;
         private final long seed;
         private final long maxDelayMs;
+        private final boolean dumpBeforeCheck;
         /** Every acknowledged write of every round so far. */
         final Map<Long, Ack> acked = new HashMap<>();
         /** Per group: the highest version of an acknowledged write to it, or 0. */
         final long[] maxAckedGroupVersion = new long[GROUP_PREFIX.length];
         long totalAcks;
         long totalResolvedAtOpen;
-        /** Acknowledged writes to one tree that touched several of its logs. */
+        /** Acknowledged writes of their own keys in one tree (kind 1) that touched several of its logs. */
         long multiLogWithinTree;
         final List<String> summary = new ArrayList<>();
 
-        Harness(String uri, Map<String, String> options, Path logDir, long seed, long maxDelayMs) {
+        /**
+         * @param uri the provider URI the child and the checks open
+         * @param options provider options (passed to the child as {@code key=value} arguments)
+         * @param logDir where the child logs (and WAL dumps) go
+         * @param seed seed of the kill delays
+         * @param maxDelayMs the longest delay between the child's first acknowledgement and the kill
+         * @param dumpBeforeCheck whether to dump the WAL before each check (the state the kill left)
+         */
+        Harness(String uri, Map<String, String> options, Path logDir, long seed, long maxDelayMs,
+                boolean dumpBeforeCheck) {
+            this.dumpBeforeCheck = dumpBeforeCheck;
             this.uri = uri;
             this.options = options;
             this.logDir = logDir;
@@ -113,27 +139,38 @@ class AtomicProcessKillTest {
                 // writes the kill left prepared, and its resolve entries may still be in flight
                 long delay = previousChecked ? (long) (random.nextDouble() * maxDelayMs) : random.nextInt(300);
                 Path log = logDir.resolve("child-round-" + round + ".log");
-                String line;
                 try {
                     int[] counts = round(round, delay, !previousChecked, log);
-                    line = String.format("round %d: kill %d ms after %s, %d acknowledged, %d failed", round, delay,
-                            previousChecked ? "the first ack" : "READY", counts[0], counts[1]);
+                    note(String.format("round %d: kill %d ms after %s, %d acknowledged, %d failed", round, delay,
+                            previousChecked ? "the first ack" : "READY", counts[0], counts[1]));
                     if (check) {
-                        long resolved = verify(round);
-                        line += ", reopen resolved " + resolved + " prepared parts (log, write)";
+                        if (dumpBeforeCheck) {
+                            note("round " + round + ": WAL before the check: "
+                                    + dumpWal(logDir.resolve("wal-before-check-round-" + round + ".txt")));
+                        }
+                        note(String.format("round %d: checked; the reopen resolved %d prepared parts (log, write)",
+                                round, verify(round)));
                     }
                 } catch (AssertionError | RuntimeException e) {
+                    String dump = dumpWal(logDir.resolve("wal-after-failure.txt"));
                     throw new AssertionError(e.getMessage() + "\n(seed " + seed + ", " + uri + "; rounds so far:\n"
                             + String.join("\n", summary) + ")\n--- last lines of the child's log of round " + round
-                            + " (" + log + "):\n" + tail(log) + "\n--- kept: " + keep(), e);
+                            + " (" + log + "):\n" + tail(log) + "\n--- WAL after the failure: " + dump
+                            + "\n--- kept: " + keep(), e);
                 }
-                summary.add(line);
-                System.out.println(line);
                 previousChecked = check;
             }
-            System.out.println("atomic kill test on " + uri + ": " + totalAcks + " acknowledged writes ("
-                    + multiLogWithinTree + " multi-log within a tree), " + totalResolvedAtOpen
-                    + " prepared parts resolved at a checked reopen");
+            long[] byKind = new long[KINDS];
+            acked.keySet().forEach(id -> byKind[(int) (id % KINDS)]++);
+            System.out.println("atomic kill test on " + uri + ": " + totalAcks + " acknowledged writes (by kind: "
+                    + "single-log " + byKind[0] + ", one tree " + byKind[1] + " of which " + multiLogWithinTree
+                    + " multi-log, cross-tree " + byKind[2] + ", groups " + byKind[3] + "/" + byKind[4] + "/"
+                    + byKind[5] + "), " + totalResolvedAtOpen + " prepared parts resolved at a checked reopen");
+        }
+
+        private void note(String line) {
+            summary.add(line);
+            System.out.println(line);
         }
 
         /** @return {acks, errs} of the round */
@@ -218,7 +255,7 @@ class AtomicProcessKillTest {
             } else {
                 // 8-16 keys of one tree: several logs unless the hash put them all in one partition
                 assertThat(a.logs()).as("write %d", id).isBetween(1, MULTI_PARTITIONS);
-                if (a.logs() > 1) {
+                if (kind == 1 && a.logs() > 1) {
                     multiLogWithinTree++;
                 }
             }
@@ -233,6 +270,8 @@ class AtomicProcessKillTest {
                 }
             }
             cmd.add("-Xmx256m");
+            // which prepared writes the child's open resolves, and how (INFO lines of AtomicWrites)
+            cmd.add("-Dorg.slf4j.simpleLogger.log.dev.lattice.engine.AtomicWrites=info");
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(AtomicKillTestWriter.class.getName());
@@ -279,8 +318,10 @@ class AtomicProcessKillTest {
                 // 1. writes of their own keys: all or nothing, acknowledged ones all
                 own.forEach((id, seen) -> {
                     Set<String> expected = flatten(AtomicKillTestWriter.plan(id));
-                    assertThat(seen.keySet()).as("%s: write %d is partially present (%d of %d keys)",
-                            ctx, id, seen.size(), expected.size()).isEqualTo(expected);
+                    Ack ack = acked.get(id);
+                    assertThat(seen.keySet()).as("%s: write %d (%s) is partially present (%d of %d keys)", ctx, id,
+                            ack == null ? "not acknowledged" : "acknowledged with version " + ack.version(), seen.size(),
+                            expected.size()).isEqualTo(expected);
                     long version = sameVersion(ctx, "write " + id, seen);
                     seen.forEach((tk, e) -> assertThat(new String(e.value(), StandardCharsets.UTF_8))
                             .as("%s: value of %s", ctx, tk).isEqualTo(id + "/" + e.key()));
@@ -393,6 +434,54 @@ class AtomicProcessKillTest {
             Set<String> s = new TreeSet<>();
             plan.forEach((name, ks) -> ks.forEach(k -> s.add(name + "/" + k)));
             return s;
+        }
+
+        /**
+         * Writes every log of the store to a file, read straight from the provider (no claim, no replay): its state,
+         * its latest checkpoint (bytes in Base64) and every retained entry (payload in Base64, as the engine encoded
+         * it).
+         *
+         * @param file the file to write
+         * @return the file, or why it could not be written
+         */
+        private String dumpWal(Path file) {
+            try (WalStorageProvider p = Providers.open(URI.create(uri), options);
+                 PrintWriter out = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
+                Base64.Encoder b64 = Base64.getEncoder();
+                for (String tree : p.trees()) {
+                    for (LogId log : p.logs(tree)) {
+                        LogState state = p.state(log);
+                        out.println("log " + log + " " + state);
+                        Optional<CheckpointInfo> cp = p.checkpoints().latest(log);
+                        if (cp.isPresent()) {
+                            try (InputStream in = p.checkpoints().open(log, cp.get())) {
+                                out.println("checkpoint " + cp.get() + " " + b64.encodeToString(in.readAllBytes()));
+                            }
+                        }
+                        long from = state.trimWatermark();
+                        while (true) {
+                            ReadPage page = p.read(log, from, 1000, 8L << 20);
+                            if (page.isEmpty()) {
+                                break;
+                            }
+                            for (LogEntry e : page.entries()) {
+                                out.println("entry " + e.offset() + " " + b64.encodeToString(e.payload()));
+                            }
+                            from = page.nextFromExclusive(from);
+                        }
+                    }
+                }
+                if (out.checkError()) {
+                    return "not written (an I/O error while writing " + file + ")";
+                }
+            } catch (IOException | RuntimeException e) {
+                return "not written (" + e + ")";
+            }
+            try {
+                return file + " (" + Files.size(file) + " bytes)";
+            } catch (IOException e) {
+                return file + " (" + e + ")";
+            }
         }
 
         /**
