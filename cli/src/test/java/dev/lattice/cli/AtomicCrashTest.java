@@ -389,7 +389,8 @@ class AtomicCrashTest {
                 Thread.sleep(delayMs); // the random kill point (not a timing assertion)
                 assertThat(p.isAlive()).as("round %d: the child died before the kill", round).isTrue();
             } finally {
-                p.toHandle().destroyForcibly(); // SIGKILL on Linux; unlike Process.destroyForcibly it keeps our pipe open
+                // SIGKILL on Linux; unlike Process.destroyForcibly it keeps our pipe open
+                p.toHandle().destroyForcibly();
                 assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
                 reader.join(60_000);
             }
@@ -497,9 +498,9 @@ class AtomicCrashTest {
                 own.forEach((id, seen) -> {
                     Set<String> expected = flatten(AtomicCrashWriter.plan(id));
                     Ack ack = acked.get(id);
+                    String acks = ack == null ? "not acknowledged" : "acknowledged with version " + ack.version();
                     assertThat(seen.keySet()).as("%s: write %d (%s) is partially present (%d of %d keys)", ctx, id,
-                            ack == null ? "not acknowledged" : "acknowledged with version " + ack.version(), seen.size(),
-                            expected.size()).isEqualTo(expected);
+                            acks, seen.size(), expected.size()).isEqualTo(expected);
                     long version = sameVersion(ctx, "write " + id, seen);
                     seen.forEach((tk, e) -> assertThat(new String(e.value(), StandardCharsets.UTF_8))
                             .as("%s: value of %s", ctx, tk).isEqualTo(id + "/" + e.key()));

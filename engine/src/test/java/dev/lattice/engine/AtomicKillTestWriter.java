@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ol start="0">
  *   <li>single-log: 4-8 keys {@code w<i>-k<j>-..} in {@value #SINGLE} (one log entry);</li>
  *   <li>multi-log within a tree: 8-16 keys {@code w<i>-k<j>-..} in {@value #MULTI} (almost always several logs);</li>
- *   <li>cross-tree: 3-6 keys in {@value #MULTI}, 3-7 in {@value #CROSS}, every other one also 1 in {@value #SINGLE};</li>
+ *   <li>cross-tree: 3-6 keys in {@value #MULTI}, 3-7 in {@value #CROSS}, every other one also 1 in
+ *       {@value #SINGLE};</li>
  *   <li>group write on {@code gs-0..15} in {@value #SINGLE} (one log);</li>
  *   <li>group write on {@code gm-0..15} in {@value #MULTI} (several logs);</li>
  *   <li>group write on {@code gx-0..7} in {@value #MULTI} and {@code gx-8..15} in {@value #CROSS} (two trees).</li>

@@ -59,13 +59,13 @@ import static org.assertj.core.api.Assertions.fail;
  * Every third round skips the check after the kill and kills the next child shortly after its open, so the child's
  * own open resolves what the previous kill left prepared and can itself be killed while resolving.
  *
- * <p>Rounds: {@code -Dlattice.killtest.rounds=N} (default 6 for CI; a soak is 100+, about 4 s per round on a 2-core machine).
- * {@code -Dlattice.killtest.seed=S} repeats the kill delays (default: a new seed, printed); the kill moment also
- * depends on the machine's speed, so a seed does not replay a run exactly. {@code -Dlattice.killtest.maxDelayMs}
- * (default 2500) bounds the random delay between the child's first acknowledgement and the kill.
- * {@code -Dlattice.killtest.dump=true} writes the WAL as the kill left it (every log's entries and checkpoint) to a
- * file before each check; a failure always writes the WAL after the failed check, and copies the child logs, dumps
- * and data to {@code target/atomic-kill-failures/}.
+ * <p>Rounds: {@code -Dlattice.killtest.rounds=N} (default 6 for CI; a soak is 100+, 2-4 s per round on a 2-core
+ * machine). {@code -Dlattice.killtest.seed=S} repeats the kill delays (default: a new seed, printed); the kill
+ * moment also depends on the machine's speed, so a seed does not replay a run exactly.
+ * {@code -Dlattice.killtest.maxDelayMs} (default 2500) bounds the random delay between the child's first
+ * acknowledgement and the kill. {@code -Dlattice.killtest.dump=true} writes the WAL as the kill left it (every
+ * log's entries and checkpoint) to a file before each check; a failure always writes the WAL after the failed check,
+ * and copies the child logs, dumps and data to {@code target/atomic-kill-failures/}.
  */
 class AtomicProcessKillTest {
 
@@ -211,7 +211,8 @@ class AtomicProcessKillTest {
                 Thread.sleep(delayMs); // the random kill point (not a timing assertion)
                 assertThat(p.isAlive()).as("round %d: the child died before the kill", round).isTrue();
             } finally {
-                p.toHandle().destroyForcibly(); // SIGKILL on Linux; unlike Process.destroyForcibly it keeps our pipe open
+                // SIGKILL on Linux; unlike Process.destroyForcibly it keeps our pipe open
+                p.toHandle().destroyForcibly();
                 assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
                 reader.join(60_000);
             }
@@ -319,9 +320,9 @@ class AtomicProcessKillTest {
                 own.forEach((id, seen) -> {
                     Set<String> expected = flatten(AtomicKillTestWriter.plan(id));
                     Ack ack = acked.get(id);
+                    String acks = ack == null ? "not acknowledged" : "acknowledged with version " + ack.version();
                     assertThat(seen.keySet()).as("%s: write %d (%s) is partially present (%d of %d keys)", ctx, id,
-                            ack == null ? "not acknowledged" : "acknowledged with version " + ack.version(), seen.size(),
-                            expected.size()).isEqualTo(expected);
+                            acks, seen.size(), expected.size()).isEqualTo(expected);
                     long version = sameVersion(ctx, "write " + id, seen);
                     seen.forEach((tk, e) -> assertThat(new String(e.value(), StandardCharsets.UTF_8))
                             .as("%s: value of %s", ctx, tk).isEqualTo(id + "/" + e.key()));
