@@ -141,6 +141,7 @@ final class AtomicWrites {
         if (t == null) {
             return;
         }
+        busy.incrementAndGet(); // before anyone learns the outcome: until its resolve entries are submitted
         if (d.commit) {
             visibility.publish(t, d.version);
             t.outcome.complete(d.version);
@@ -148,7 +149,6 @@ final class AtomicWrites {
             markAborted(t, new AtomicWriteAbortedException("atomic write " + d.id + " was aborted", null));
         }
         live.remove(d.id, t);
-        busy.incrementAndGet(); // until its resolve entries are submitted (each then counts itself)
         try {
             ctx.io.execute(() -> {
                 try {
