@@ -147,9 +147,11 @@ public final class DemoCommand implements Callable<Integer> {
                 + Text.count(o.putAllKeys()) + " keys), putIfAbsent " + Text.count(o.putIfAbsent())
                 + ", putIfVersion " + Text.count(o.putIfVersion()) + ", delete " + Text.count(o.deletes())
                 + ", counter CAS " + Text.count(o.casIncrements()) + " (" + Text.count(o.casConflicts())
-                + " conflicts)");
+                + " conflicts), atomic transfer " + Text.count(o.transfers()) + " (" + Text.count(o.transferConflicts())
+                + " aborted by their precondition)");
         t.row("read mix", "get " + Text.count(o.gets()) + ", scan " + Text.count(o.scans()) + " ("
-                + Text.count(o.scannedEntries()) + " entries), count " + Text.count(o.counts()));
+                + Text.count(o.scannedEntries()) + " entries), count " + Text.count(o.counts()) + ", balance audit "
+                + Text.count(o.audits()));
         t.row("write latency", latency(r.writeLatency()));
         t.row("read latency", latency(r.readLatency()));
         t.row("WAL calls per entry", "stage " + Text.ratio(w.stageCalls(), w.entriesCommitted()) + ", commit "
@@ -170,7 +172,8 @@ public final class DemoCommand implements Callable<Integer> {
         t.row("verification", (ok ? "OK: " : "FAILED (" + Text.count(v.failures() + r.live().failures())
                 + " wrong): ") + Text.count(v.keysChecked()) + " keys (" + Text.count(v.present()) + " present, "
                 + Text.count(v.absent()) + " absent), " + v.counters() + " counters = "
-                + Text.count(v.increments()) + " increments, "
+                + Text.count(v.increments()) + " increments, " + v.accounts() + " accounts sum to "
+                + Text.count(v.balance()) + ", "
                 + (ok ? "full scan found no unexpected key" : "see the errors on standard error"));
         return t;
     }

@@ -3,6 +3,7 @@ package dev.lattice.cli;
 import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
 import dev.lattice.engine.LatticeStats;
+import dev.lattice.engine.PreconditionFailedException;
 import dev.lattice.engine.ScanCursor;
 import dev.lattice.engine.Tree;
 import dev.lattice.engine.TreeEntry;
@@ -40,12 +41,16 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code putIfVersion} with the version just read must succeed and with a wrong one must fail, {@code delete} must
  * report whether the key was present. Its mix: single puts, {@code putAll} batches, {@code putIfAbsent},
  * {@code putIfVersion} (right and wrong version), deletes, and compare-and-set increments of a few shared
- * {@code counter:N} keys that all writers contend on (read version, {@code putIfVersion}, retry on conflict). Readers
- * run point gets, short ordered scans (checking order, bounds and value shape) and counts.
+ * {@code counter:N} keys that all writers contend on (read version, {@code putIfVersion}, retry on conflict), and
+ * atomic transfers between {@value #ACCOUNTS} shared {@code account:NN} keys (one atomic write with a version
+ * precondition on both accounts; a lost race aborts it). Readers run point gets, short ordered scans (checking order,
+ * bounds and value shape), counts, and balance audits: one {@code getAll} of every account, whose sum must always be
+ * the opening total (a transfer seen in part would change it).
  *
  * <h2>Verification</h2>
  * After reopen, every key any writer touched must hold exactly its last acknowledged value (deleted keys absent),
- * every counter must equal its number of successful increments, and a full scan must find no other key. The same
+ * every counter must equal its number of successful increments, the accounts must sum to the opening total, and a
+ * full scan must find no other key. The same
  * check runs once before close, against the live tree.
  *
  * <p>A run is used by one thread; the workload threads it starts are joined before {@link #run} returns.
@@ -111,19 +116,23 @@ final class DemoWorkload {
      * @param deletes deletes
      * @param casIncrements successful counter increments
      * @param casConflicts counter increments that lost the race and retried
+     * @param transfers atomic transfers committed
+     * @param transferConflicts atomic transfers aborted by their precondition (another transfer won)
      * @param gets point reads
      * @param scans scans
      * @param scannedEntries entries returned by scans
      * @param counts count calls
+     * @param audits balance audits (getAll of every account)
      */
     record OpCounts(long puts, long putAlls, long putAllKeys, long putIfAbsent, long putIfVersion, long deletes,
-                    long casIncrements, long casConflicts, long gets, long scans, long scannedEntries, long counts) {
+                    long casIncrements, long casConflicts, long transfers, long transferConflicts, long gets,
+                    long scans, long scannedEntries, long counts, long audits) {
         long writes() {
-            return puts + putAlls + putIfAbsent + putIfVersion + deletes + casIncrements;
+            return puts + putAlls + putIfAbsent + putIfVersion + deletes + casIncrements + transfers;
         }
 
         long reads() {
-            return gets + scans + counts;
+            return gets + scans + counts + audits;
         }
     }
 
@@ -135,11 +144,13 @@ final class DemoWorkload {
      * @param absent keys expected (and checked) absent
      * @param counters counters checked
      * @param increments successful increments those counters must add up to
+     * @param accounts accounts checked
+     * @param balance the sum of their balances (must be {@code accounts * OPENING_BALANCE})
      * @param failures how many checks failed
      * @param examples up to 10 descriptions of failed checks
      */
-    record Verification(long keysChecked, long present, long absent, int counters, long increments, long failures,
-                        List<String> examples) {
+    record Verification(long keysChecked, long present, long absent, int counters, long increments, int accounts,
+                        long balance, long failures, List<String> examples) {
         boolean ok() {
             return failures == 0;
         }
@@ -170,10 +181,15 @@ final class DemoWorkload {
     }
 
     private static final long MAX_LATENCY_NANOS = TimeUnit.MINUTES.toNanos(2);
+    /** Shared accounts that atomic transfers move balance between. */
+    static final int ACCOUNTS = 16;
+    /** Balance of every account when the run starts. */
+    static final long OPENING_BALANCE = 1_000;
 
     private final Settings s;
     private final String[] userKeys;
     private final String[] counterKeys;
+    private final List<String> accountKeys = new ArrayList<>();
     private final AtomicLongArray casSuccesses;
     private final LongAdder opsDone = new LongAdder();
     private final ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();
@@ -191,6 +207,9 @@ final class DemoWorkload {
             counterKeys[i] = String.format(Locale.ROOT, "counter:%03d", i);
         }
         this.casSuccesses = new AtomicLongArray(s.counters());
+        for (int i = 0; i < ACCOUNTS; i++) {
+            accountKeys.add(String.format(Locale.ROOT, "account:%02d", i));
+        }
     }
 
     /**
@@ -225,6 +244,11 @@ final class DemoWorkload {
             if (tree.count() != 0) {
                 throw new IllegalStateException("tree '" + s.tree() + "' on " + s.uri() + " is not empty");
             }
+            Map<String, byte[]> opening = new LinkedHashMap<>();
+            for (String a : accountKeys) {
+                opening.put(a, Long.toString(OPENING_BALANCE).getBytes(StandardCharsets.US_ASCII));
+            }
+            tree.putAllAtomic(opening);
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < writers.length; w++) {
                 writers[w] = new Writer(w, tree, new SplittableRandom(s.seed() * 31 + w));
@@ -277,7 +301,7 @@ final class DemoWorkload {
             Verification v = verify(tree, writers);
             Histogram wl = new Histogram(MAX_LATENCY_NANOS, 2);
             Histogram rl = new Histogram(MAX_LATENCY_NANOS, 2);
-            long[] c = new long[12];
+            long[] c = new long[15];
             for (Writer w : writers) {
                 wl.add(w.latency);
                 c[0] += w.puts;
@@ -287,18 +311,22 @@ final class DemoWorkload {
                 c[4] += w.putIfVersion;
                 c[5] += w.deletes;
                 c[7] += w.casConflicts;
+                c[8] += w.transfers;
+                c[9] += w.transferConflicts;
             }
             for (int i = 0; i < casSuccesses.length(); i++) {
                 c[6] += casSuccesses.get(i);
             }
             for (Reader r : readers) {
                 rl.add(r.latency);
-                c[8] += r.gets;
-                c[9] += r.scans;
-                c[10] += r.scanned;
-                c[11] += r.counts;
+                c[10] += r.gets;
+                c[11] += r.scans;
+                c[12] += r.scanned;
+                c[13] += r.counts;
+                c[14] += r.audits;
             }
-            OpCounts ops = new OpCounts(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]);
+            OpCounts ops = new OpCounts(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
+                    c[12], c[13], c[14]);
             List<String> errs = new ArrayList<>(errors);
             if (errorCount.get() > errs.size()) {
                 errs.add("... " + (errorCount.get() - errs.size()) + " more");
@@ -318,9 +346,10 @@ final class DemoWorkload {
     }
 
     private static boolean wellFormed(String key, byte[] value) {
-        if (key.startsWith("counter:")) {
+        if (key.startsWith("counter:") || key.startsWith("account:")) {
+            long min = key.startsWith("account:") ? 0 : 1;
             try {
-                return Long.parseLong(new String(value, StandardCharsets.US_ASCII)) >= 1;
+                return Long.parseLong(new String(value, StandardCharsets.US_ASCII)) >= min;
             } catch (NumberFormatException e) {
                 return false;
             }
@@ -357,6 +386,8 @@ final class DemoWorkload {
         long putIfVersion;
         long deletes;
         long casConflicts;
+        long transfers;
+        long transferConflicts;
 
         Writer(int id, Tree tree, SplittableRandom rnd) {
             this.id = id;
@@ -396,7 +427,7 @@ final class DemoWorkload {
 
         private void step() {
             int r = rnd.nextInt(100);
-            if (r < 35 || (r >= 90 && counterKeys.length == 0)) {
+            if (r < 35 || (r >= 95 && counterKeys.length == 0)) {
                 String k = pick();
                 byte[] v = userValue(k, id, ++seq);
                 write(k, v, () -> tree.put(k, v));
@@ -451,8 +482,38 @@ final class DemoWorkload {
                 uncertain.remove(k);
                 check(got == expected, "delete(" + k + ") returned " + got + ", expected " + expected);
                 deletes++;
+            } else if (r < 95) {
+                transfer();
             } else {
                 increment(rnd.nextInt(counterKeys.length));
+            }
+        }
+
+        /**
+         * Moves a random amount between two accounts in one atomic write, conditional on both versions read; a lost
+         * race aborts it (nothing written) and counts as a conflict.
+         */
+        private void transfer() {
+            int a = rnd.nextInt(ACCOUNTS);
+            int b = (a + 1 + rnd.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
+            String from = accountKeys.get(a);
+            String to = accountKeys.get(b);
+            Versioned vf = tree.getVersioned(from).orElseThrow(() -> new IllegalStateException(from + " is missing"));
+            Versioned vt = tree.getVersioned(to).orElseThrow(() -> new IllegalStateException(to + " is missing"));
+            long balance = Long.parseLong(new String(vf.value(), StandardCharsets.US_ASCII));
+            if (balance == 0) {
+                return;
+            }
+            long amount = 1 + rnd.nextInt((int) Math.min(50, balance));
+            long target = Long.parseLong(new String(vt.value(), StandardCharsets.US_ASCII));
+            try {
+                tree.atomic().expectVersion(from, vf.version()).expectVersion(to, vt.version())
+                        .put(from, Long.toString(balance - amount).getBytes(StandardCharsets.US_ASCII))
+                        .put(to, Long.toString(target + amount).getBytes(StandardCharsets.US_ASCII))
+                        .commit();
+                transfers++;
+            } catch (PreconditionFailedException e) {
+                transferConflicts++;
             }
         }
 
@@ -527,6 +588,7 @@ final class DemoWorkload {
         long scans;
         long scanned;
         long counts;
+        long audits;
 
         Reader(Tree tree, SplittableRandom rnd) {
             this.tree = tree;
@@ -583,14 +645,35 @@ final class DemoWorkload {
                 }
                 scans++;
                 scanned += n;
+            } else if (r < 99) {
+                audit();
             } else {
                 long n = tree.count();
-                if (n < 0 || n > userKeys.length + counterKeys.length) {
-                    error("reader: count() = " + n + " outside 0.." + (userKeys.length + counterKeys.length));
+                long max = userKeys.length + counterKeys.length + ACCOUNTS;
+                if (n < ACCOUNTS || n > max) {
+                    error("reader: count() = " + n + " outside " + ACCOUNTS + ".." + max);
                 }
                 counts++;
             }
         }
+
+        private void audit() {
+            auditOnce(tree, this);
+        }
+    }
+
+    /** Reader: one getAll of every account must sum to the opening total, whatever transfers run meanwhile. */
+    private void auditOnce(Tree tree, Reader reader) {
+        Map<String, byte[]> got = tree.getAll(accountKeys);
+        long sum = 0;
+        for (byte[] v : got.values()) {
+            sum += Long.parseLong(new String(v, StandardCharsets.US_ASCII));
+        }
+        if (got.size() != ACCOUNTS || sum != ACCOUNTS * OPENING_BALANCE) {
+            error("reader: an audit saw " + got.size() + " accounts summing to " + sum + ", expected " + ACCOUNTS
+                    + " summing to " + ACCOUNTS * OPENING_BALANCE + " (an atomic transfer seen in part)");
+        }
+        reader.audits++;
     }
 
     // ------------------------------------------------------------------ verification
@@ -648,6 +731,26 @@ final class DemoWorkload {
                 expectedPresent.add(counterKeys[c]);
             }
         }
+        long balance = 0;
+        for (String a : accountKeys) {
+            Optional<byte[]> v = tree.get(a);
+            if (v.isEmpty()) {
+                failures++;
+                if (examples.size() < 10) {
+                    examples.add("account " + a + " is missing");
+                }
+            } else {
+                balance += Long.parseLong(new String(v.get(), StandardCharsets.US_ASCII));
+                expectedPresent.add(a);
+            }
+        }
+        if (balance != ACCOUNTS * OPENING_BALANCE) {
+            failures++;
+            if (examples.size() < 10) {
+                examples.add("accounts sum to " + balance + ", expected " + ACCOUNTS * OPENING_BALANCE
+                        + " (an atomic transfer applied in part)");
+            }
+        }
         long seen = 0;
         try (ScanCursor cur = tree.scan(null, null, false)) {
             while (cur.hasNext()) {
@@ -665,7 +768,7 @@ final class DemoWorkload {
             failures++;
             examples.add("scan returned " + seen + " keys, expected at least " + expectedPresent.size());
         }
-        return new Verification(checked, present, absent, counterKeys.length, increments, failures,
+        return new Verification(checked, present, absent, counterKeys.length, increments, ACCOUNTS, balance, failures,
                 List.copyOf(examples));
     }
 
