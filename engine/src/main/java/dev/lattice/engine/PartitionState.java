@@ -242,15 +242,7 @@ final class PartitionState {
         if (o instanceof TxnNode) {
             chained.remove(key);
         }
-        while (o != null) {
-            if (o instanceof TxnNode n) {
-                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
-                o = n.prev;
-            } else {
-                memoryBudgetUsed.addAndGet(-estimate(key, ((Versioned) o).value()));
-                o = null;
-            }
-        }
+        dropChain(key, o);
     }
 
     /** @return the first precondition that fails now, or null (deterministic in log order) */
@@ -440,6 +432,7 @@ final class PartitionState {
         dropChain(key, older);
     }
 
+    /** Gives back the estimate of every value in a chain. */
     private void dropChain(String key, Object o) {
         while (o != null) {
             if (o instanceof TxnNode n) {
