@@ -2,12 +2,20 @@ package dev.lattice.testbackends;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Proves the shared dynalite answers real DynamoDB JSON requests, and that a private one stops by PID. */
+/**
+ * Proves the shared dynalite answers real DynamoDB JSON requests, that a private one stops by PID, and that a request
+ * its client aborts is dropped instead of ending the server.
+ */
 @ExtendWith(DynaliteExtension.class)
 class DynaliteServerTest {
 
@@ -59,5 +67,36 @@ class DynaliteServerTest {
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
         assertThat(AzuriteServerTest.accepts(own.port())).isFalse();
         assertThat(DynaliteServer.shared().isAlive()).isTrue();
+    }
+
+    @Test
+    void aRequestItsClientAbortsIsDroppedAndTheServerKeepsAnswering() throws Exception {
+        // a private server: without the guard this request ends the process, which must not hit the shared one
+        DynaliteServer own = DynaliteServer.start();
+        try {
+            assertThat(own.abortedRequestsDropped()).isZero();
+            // headers promise 1000 bytes of body; the client sends 6 and closes: the server sees 'aborted'
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), own.port())) {
+                OutputStream out = socket.getOutputStream();
+                out.write(("POST / HTTP/1.1\r\nHost: 127.0.0.1:" + own.port() + "\r\n"
+                        + "X-Amz-Target: DynamoDB_20120810.ListTables\r\n"
+                        + "Content-Type: application/x-amz-json-1.0\r\nContent-Length: 1000\r\n\r\n{\"Limi")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+            // wait for the outcome (bounded; the wait's length is never asserted): a drop line, or the process gone
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (own.abortedRequestsDropped() == 0 && own.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(own.isAlive()).as("dynalite alive after the aborted request; its output:%n%s", own.outputTail())
+                    .isTrue();
+            assertThat(own.abortedRequestsDropped()).as("drops counted; output:%n%s", own.outputTail()).isEqualTo(1);
+            HttpResponse<String> listed = call(own, "ListTables", "{}");
+            assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+            assertThat(own.isAlive()).isTrue();
+        } finally {
+            own.close();
+        }
     }
 }
