@@ -8,7 +8,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Child process of {@link AtomicProcessKillTest}: streams atomic writes from {@value #THREADS} threads until it is
+ * Child process of {@link AtomicKillHarness} (used by {@link AtomicProcessKillTest} and, through the engine's
+ * test-jar, the CLI module's {@code AtomicCrashTest}): streams atomic writes from {@value #THREADS} threads until it is
  * killed, and prints {@code ACK <id> <version> <logs> $} after each {@link AtomicWrite#commit()} returns.
  *
  * <p>Arguments: {@code <provider URI> <first write id> [option=value ...]} (options go to
