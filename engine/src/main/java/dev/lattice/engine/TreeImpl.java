@@ -526,6 +526,9 @@ final class TreeImpl implements Tree {
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
         checkOpen();
+        // the snapshot first: a skip-list iterator reads its first value when it is created
+        Visibility vis = ctx.atomics.visibility;
+        long snapshot = vis.openSnapshot();
         List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(pipelines.length);
         for (LogPipeline p : pipelines) {
             NavigableMap<String, Object> m = p.state.map;
@@ -539,7 +542,7 @@ final class TreeImpl implements Tree {
             }
             its.add((reverse ? m.descendingMap() : m).entrySet().iterator());
         }
-        return new MergeCursor(its, reverse, ctx.atomics.visibility);
+        return new MergeCursor(its, reverse, vis, snapshot);
     }
 
     /** Keeps a scan's snapshot registered until the cursor is closed, exhausted, or garbage. */
@@ -576,8 +579,10 @@ final class TreeImpl implements Tree {
         private final java.lang.ref.Cleaner.Cleanable lease;
         private boolean closed;
 
-        MergeCursor(List<java.util.Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis) {
-            this.snapshot = vis.openSnapshot();
+        /** Takes over {@code snapshot}, opened before the iterators were created; releases it when done. */
+        MergeCursor(List<java.util.Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis,
+                    long snapshot) {
+            this.snapshot = snapshot;
             this.lease = CLEANER.register(this, new SnapshotLease(vis, snapshot));
             Comparator<Head> byKey = Comparator.comparing(Head::key);
             heap = new PriorityQueue<>(Math.max(1, its.size()), reverse ? byKey.reversed() : byKey);

@@ -463,4 +463,46 @@ class AtomicWriteTest {
                     .as("the resolution was written").isZero();
         }
     }
+
+    /**
+     * While a multi-log write holds its keys (its decision hangs, then fails): another atomic write on those keys
+     * gives up after the admission timeout having written nothing, and a plain put on one of them waits and is
+     * applied after the held write resolved (here: aborted), so it wins.
+     */
+    @Test
+    void writesOnLockedKeysWaitAndTimeOutCleanly() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+                new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(4).maxRetries(0)
+                .admissionTimeout(Duration.ofMillis(300)).build())) {
+            Tree t = l.tree("locks");
+            List<String> ks = new ArrayList<>();
+            Set<Integer> parts = new HashSet<>();
+            for (int i = 0; ks.size() < 2; i++) {
+                if (parts.add(TreeImpl.partitionOf("key" + i, 4))) {
+                    ks.add("key" + i);
+                }
+            }
+            int coordinator = Math.min(TreeImpl.partitionOf(ks.get(0), 4), TreeImpl.partitionOf(ks.get(1), 4));
+            var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
+                    dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(2))
+                    .onLog(new dev.lattice.spi.LogId("locks", coordinator)).afterSkipping(1));
+            java.util.concurrent.CompletableFuture<AtomicResult> held = t.atomic().put(ks.get(0), b("held"))
+                    .put(ks.get(1), b("held")).commitAsync();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (hang.firedCount() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(hang.firedCount()).as("the held write's decision is hanging").isEqualTo(1);
+            assertThatThrownBy(() -> t.atomic().put(ks.get(0), b("other")).put(ks.get(1), b("other")).commit())
+                    .isInstanceOf(LatticeSaturatedException.class).hasMessageContaining("locked by other atomic writes");
+            java.util.concurrent.CompletableFuture<Long> plain = t.putAsync(ks.get(0), b("plain"));
+            assertThat(plain).as("the put waits for the held keys").isNotDone();
+            assertThatThrownBy(held::join).hasCauseInstanceOf(WriteFailedException.class);
+            plain.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(s(t.get(ks.get(0)).orElseThrow())).isEqualTo("plain");
+            assertThat(t.get(ks.get(1))).as("nothing of the aborted or the timed-out write").isEmpty();
+        }
+    }
 }
