@@ -417,7 +417,11 @@ final class PartitionState {
             return;
         }
         long seq = n.txn.seq;
-        if (seq <= 0 || seq > horizon) {
+        if (seq <= 0) {
+            return;
+        }
+        if (seq > horizon) {
+            lastCompactHorizon = horizon; // kept for an open snapshot: retry once the oldest snapshot moves
             return;
         }
         Object older = n.prev;

@@ -505,4 +505,36 @@ class AtomicWriteTest {
             assertThat(t.get(ks.get(1))).as("nothing of the aborted or the timed-out write").isEmpty();
         }
     }
+
+    /** Older values kept for an open scan are folded away once it closes (count() leaves its slow path). */
+    @Test
+    void valuesKeptForAnOpenScanAreFoldedAfterItCloses() {
+        try (Lattice l = open(new InMemoryStorage(), LatticeConfig.builder().partitions(2))) {
+            Tree t = l.tree("fold");
+            t.putAllAtomic(values("k", 8, "1"));
+            PartitionState[] states = new PartitionState[2];
+            for (int p = 0; p < 2; p++) {
+                states[p] = ((TreeImpl) t).pipelines()[p].state;
+            }
+            ScanCursor open = t.scan(null, null, false);
+            t.putAllAtomic(values("k", 8, "2"));
+            long kept = java.util.Arrays.stream(states).mapToLong(s -> s.map.values().stream()
+                    .filter(o -> o instanceof PartitionState.TxnNode).count()).sum();
+            assertThat(kept).as("nodes kept for the open scan").isEqualTo(8);
+            List<String> seen = new ArrayList<>();
+            open.forEachRemaining(e -> seen.add(s(e.value())));
+            assertThat(seen).as("the scan reads its snapshot").hasSize(8).containsOnly("1");
+            // a later batch in each partition retries the fold (an idle partition keeps them until its next write)
+            Set<Integer> written = new HashSet<>();
+            for (int i = 0; written.size() < 2; i++) {
+                if (written.add(TreeImpl.partitionOf("other" + i, 2))) {
+                    t.put("other" + i, b("x"));
+                }
+            }
+            long left = java.util.Arrays.stream(states).mapToLong(s -> s.map.values().stream()
+                    .filter(o -> o instanceof PartitionState.TxnNode).count()).sum();
+            assertThat(left).as("nodes left after the scan closed").isZero();
+            assertThat(t.count()).isEqualTo(10);
+        }
+    }
 }
