@@ -240,10 +240,7 @@ final class AtomicWrites {
     // ------------------------------------------------------------------ resolve
 
     private void resolveAll(Txn t, boolean commit, long version) {
-        if (!t.resolving.compareAndSet(false, true)) {
-            return;
-        }
-        Plan plan = plans.remove(t);
+        Plan plan = plans.remove(t); // whoever removes the plan sends the resolves, once
         if (plan == null) {
             return;
         }

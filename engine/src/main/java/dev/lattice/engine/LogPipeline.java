@@ -287,7 +287,7 @@ final class LogPipeline {
                             + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
                     return;
                 }
-                if (!locks.isEmpty() && conflicts(w.keys, w.txn)) {
+                if (!locks.isEmpty() && conflicts(w.keys(), w.txn)) {
                     parked.add(w);
                     return;
                 }
@@ -416,7 +416,7 @@ final class LogPipeline {
         Iterator<Object> it = parked.iterator();
         while (it.hasNext()) {
             Object o = it.next();
-            List<String> ks = o instanceof PendingWrite w ? w.keys : ((LockRequest) o).keys;
+            List<String> ks = o instanceof PendingWrite w ? w.keys() : ((LockRequest) o).keys;
             Txn owner = o instanceof PendingWrite w ? w.txn : ((LockRequest) o).txn;
             boolean wait = conflicts(ks, owner);
             for (int i = 0; !wait && i < ks.size(); i++) {

@@ -15,8 +15,8 @@ final class PendingWrite {
     final byte[] entry;
     final CompletableFuture<Object> future = new CompletableFuture<>();
     final long admittedNanos = System.nanoTime();
-    /** Keys checked against the log's key locks before admission (empty = none). */
-    final List<String> keys;
+    /** Keys checked against the log's key locks before admission (empty = none); null = the single mutation's key. */
+    private final List<String> keys;
     /** The atomic write this entry belongs to (prepare, decision), or null. */
     final Txn txn;
     /** Supplies the version at batch cut instead of the tree's clock (a decision's cross-tree version), or null. */
@@ -25,8 +25,13 @@ final class PendingWrite {
     final String releases;
     long version;
 
+    /** @return the keys checked against the log's key locks (derived on demand for a single-key write) */
+    List<String> keys() {
+        return keys != null ? keys : List.of(mutations.get(0).key());
+    }
+
     PendingWrite(WalRecord.Mutation mutation) {
-        this(WalRecord.KIND_MUTATIONS, List.of(mutation), List.of(mutation.key()), null, null, null);
+        this(WalRecord.KIND_MUTATIONS, List.of(mutation), null, null, null, null);
     }
 
     PendingWrite(byte kind, List<WalRecord.Mutation> mutations, List<String> keys, Txn txn,

@@ -1,7 +1,6 @@
 package dev.lattice.engine;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The in-memory state of one atomic write, shared by its nodes in every partition it touches. Visibility is one
@@ -15,8 +14,6 @@ final class Txn {
     final String id;
     volatile long seq;
     volatile long version;
-    /** Set once when RESOLVE entries are sent to the participants (commit or abort), so they are sent once. */
-    final AtomicBoolean resolving = new AtomicBoolean();
     /** Completes with the version when committed, or exceptionally when aborted (re-attach of idempotent retries). */
     final CompletableFuture<Long> outcome = new CompletableFuture<>();
 
