@@ -12,5 +12,10 @@ public enum ProviderFeature {
     /** Stages of consecutive batches of one log may run concurrently from several threads. */
     CONCURRENT_STAGE,
     /** Committed data survives closing the provider and opening it again over the same storage. */
-    PERSISTENT
+    PERSISTENT,
+    /**
+     * {@link WalStorageProvider#repair} truncates a damaged log at its first bad record (providers whose logs are
+     * scanned for a torn tail: local files, append blobs).
+     */
+    REPAIR
 }

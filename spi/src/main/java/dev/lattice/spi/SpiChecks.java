@@ -35,13 +35,18 @@ public final class SpiChecks {
      * @param batch the batch
      * @param limits the provider's limits
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the fence belongs to another log
+     * @throws IllegalArgumentException if the fence belongs to another log or the batch ends above
+     *     {@link WalStorageProvider#MAX_OFFSET}
      * @throws EntryTooLargeException if an entry is too large
      * @throws BatchTooLargeException if the batch is too large
      */
     public static void stage(LogId log, Fence fence, EncodedBatch batch, ProviderLimits limits) {
         logAndFence(log, fence);
         Objects.requireNonNull(batch, "batch");
+        if (batch.lastOffset() > WalStorageProvider.MAX_OFFSET) {
+            throw new IllegalArgumentException("batch offsets " + batch.firstOffset() + ".." + batch.lastOffset()
+                    + " exceed the maximum offset " + WalStorageProvider.MAX_OFFSET);
+        }
         limits.check(log, batch);
     }
 
@@ -52,12 +57,29 @@ public final class SpiChecks {
      * @param fence the fence
      * @param throughOffset the offset, {@code >= -1}
      * @throws NullPointerException if log or fence is null
-     * @throws IllegalArgumentException if the fence belongs to another log or the offset is below -1
+     * @throws IllegalArgumentException if the fence belongs to another log or the offset is below -1 or above
+     *     {@link WalStorageProvider#MAX_OFFSET}
      */
     public static void commit(LogId log, Fence fence, long throughOffset) {
         logAndFence(log, fence);
         if (throughOffset < -1) {
             throw new IllegalArgumentException("throughOffset must be >= -1, got " + throughOffset);
+        }
+        maxOffset("throughOffset", throughOffset);
+    }
+
+    /**
+     * Refuses an offset above {@link WalStorageProvider#MAX_OFFSET}.
+     *
+     * @param name the argument's name, for the message
+     * @param offset the offset
+     * @throws IllegalArgumentException if {@code offset > MAX_OFFSET}
+     */
+    public static void maxOffset(String name, long offset) {
+        if (offset > WalStorageProvider.MAX_OFFSET) {
+            throw new IllegalArgumentException(name + " " + offset + " exceeds the maximum offset "
+                    + WalStorageProvider.MAX_OFFSET + " (Long.MAX_VALUE - Integer.MAX_VALUE); to drop everything,"
+                    + " trim through the committed tail");
         }
     }
 
@@ -108,13 +130,15 @@ public final class SpiChecks {
      * @param fence the fence
      * @param throughInclusive {@code >= 0}
      * @throws NullPointerException if log or fence is null
-     * @throws IllegalArgumentException if the fence belongs to another log or the offset is negative
+     * @throws IllegalArgumentException if the fence belongs to another log or the offset is negative or above
+     *     {@link WalStorageProvider#MAX_OFFSET}
      */
     public static void trim(LogId log, Fence fence, long throughInclusive) {
         logAndFence(log, fence);
         if (throughInclusive < 0) {
             throw new IllegalArgumentException("throughInclusive must be >= 0, got " + throughInclusive);
         }
+        maxOffset("throughInclusive", throughInclusive);
     }
 
     /**
@@ -134,6 +158,7 @@ public final class SpiChecks {
         if (throughOffset < -1) {
             throw new IllegalArgumentException("throughOffset must be >= -1, got " + throughOffset);
         }
+        maxOffset("throughOffset", throughOffset);
         if (formatVersion < 0) {
             throw new IllegalArgumentException("formatVersion must be >= 0, got " + formatVersion);
         }

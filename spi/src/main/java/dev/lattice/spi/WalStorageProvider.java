@@ -30,7 +30,10 @@ import java.util.List;
  * Offsets of a log are dense {@code long}s from 0: there are no holes. The <em>committed tail</em> is the highest
  * committed offset ({@code -1} when none); it never decreases, not through trim, reopen or reconcile. Trimming
  * beyond the tail moves the tail up to the trim point (those offsets count as committed and trimmed), so a log
- * trimmed through {@code N} accepts {@code N + 1} next.
+ * trimmed through {@code N} accepts {@code N + 1} next. No offset exceeds {@link #MAX_OFFSET}: {@code stage},
+ * {@code commit} and {@code trim} arguments beyond it are refused with {@link IllegalArgumentException} before any
+ * I/O, so that offset arithmetic ({@code tail + 1}, {@code watermark + 1}, {@code first + entries - 1}) never
+ * overflows.
  *
  * <h2>Two-phase append</h2>
  * {@link #stage} makes a batch durable but invisible; {@link #commit} makes every staged batch up to an offset
@@ -43,6 +46,14 @@ import java.util.List;
  * never changes committed data or a newer writer's staged batch.
  */
 public interface WalStorageProvider extends AutoCloseable {
+
+    /**
+     * The highest offset a log may hold, trim or commit: {@code Long.MAX_VALUE - Integer.MAX_VALUE}, so that the
+     * offset after it and the last offset of any batch that starts below it still fit in a {@code long}. "Delete
+     * everything" is {@code trim(log, fence, state(log).committedTail())}, not {@code trim(log, fence,
+     * Long.MAX_VALUE)}.
+     */
+    long MAX_OFFSET = Long.MAX_VALUE - Integer.MAX_VALUE;
 
     /**
      * Describes the provider: name, version, limits, durability with the current configuration, features.
@@ -207,6 +218,39 @@ public interface WalStorageProvider extends AutoCloseable {
      * @throws WalStorageException on any other backend failure
      */
     ReconcileResult reconcile(LogId log, Fence fence);
+
+    /**
+     * Checks that {@code fence} is still the log's current fence, without changing anything: a cheap fenced call
+     * the engine makes on an idle log to bound how long a process that lost its claim can serve stale reads. The
+     * default commits through {@code -1}, a no-op that every provider must still refuse for a stale fence.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}
+     * @throws FencedException if another writer claimed the log since
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    default void checkFence(LogId log, Fence fence) {
+        commit(log, fence, -1);
+    }
+
+    /**
+     * Explicit, opt-in repair of a damaged log for operators: truncates the log at its first damaged or unreadable
+     * record (the offset a {@link CorruptLogException} named) and reports exactly which offsets were lost. This is
+     * the one operation that lowers the committed tail; the engine never calls it by itself. Offered only by
+     * providers that declare {@link ProviderFeature#REPAIR}.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}; must be current
+     * @return what was lost; {@link RepairReport#isClean()} when nothing was damaged
+     * @throws UnsupportedOperationException if the provider does not declare {@link ProviderFeature#REPAIR}
+     * @throws FencedException if the fence is stale
+     * @throws ProviderUnavailableException on a transient failure
+     * @throws WalStorageException on any other backend failure
+     */
+    default RepairReport repair(LogId log, Fence fence) {
+        throw new UnsupportedOperationException("provider '" + describe().name() + "' does not offer wal repair");
+    }
 
     /**
      * The store for this provider's checkpoints.
