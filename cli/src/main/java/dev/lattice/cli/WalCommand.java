@@ -7,8 +7,8 @@ import picocli.CommandLine.Spec;
 import java.util.concurrent.Callable;
 
 /** {@code lattice wal}: groups the log inspection subcommands. */
-@Command(name = "wal", mixinStandardHelpOptions = true, description = "Inspect write-ahead logs.",
-        subcommands = {WalInspectCommand.class})
+@Command(name = "wal", mixinStandardHelpOptions = true, description = "Inspect and repair write-ahead logs.",
+        subcommands = {WalInspectCommand.class, WalRepairCommand.class})
 public final class WalCommand implements Callable<Integer> {
 
     @Spec

@@ -73,6 +73,8 @@ public final class WalInspectCommand implements Callable<Integer> {
             Table t = new Table("log", ">lowest", ">tail", ">trim wm", ">epoch", ">entries", ">bytes",
                     ">physical", "checkpoint");
             boolean missing = false;
+            List<String> warnings = new ArrayList<>();
+            long cpLimit = d.limits().maxCheckpointBytes();
             for (String tree : names) {
                 try {
                     LogId.validateTreeName(tree);
@@ -94,6 +96,13 @@ public final class WalInspectCommand implements Callable<Integer> {
                     entries += s.retainedEntries();
                     bytes += s.retainedPayloadBytes();
                     physical = physical < 0 || s.physicalBytes() < 0 ? -1 : physical + s.physicalBytes();
+                    long cpBytes = cp.map(CheckpointInfo::sizeBytes).orElse(0L);
+                    if (cpLimit != Long.MAX_VALUE && cpBytes + s.retainedPayloadBytes() > cpLimit * 8 / 10) {
+                        warnings.add("warning: " + log + ": checkpoint " + Text.bytes(cpBytes) + " + log "
+                                + Text.bytes(s.retainedPayloadBytes()) + " is near or over the provider's checkpoint"
+                                + " limit of " + Text.bytes(cpLimit) + " (maxCheckpointBytes): the engine refuses a"
+                                + " checkpoint over it, and the log is then not trimmed");
+                    }
                     t.row(log.toString(), s.lowestOffset(), s.committedTail(), s.trimWatermark(), s.epoch(),
                             Text.count(s.retainedEntries()), Text.bytes(s.retainedPayloadBytes()),
                             Text.bytes(s.physicalBytes()),
@@ -108,6 +117,7 @@ public final class WalInspectCommand implements Callable<Integer> {
             if (!t.isEmpty()) {
                 out.print(markdown ? t.markdown() : t.render());
             }
+            warnings.forEach(out::println);
             if (missing && names.size() == trees.size() && t.isEmpty()) {
                 return ExitCodes.NOT_FOUND;
             }

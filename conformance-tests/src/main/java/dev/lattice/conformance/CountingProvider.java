@@ -203,6 +203,16 @@ public final class CountingProvider implements WalStorageProvider {
     }
 
     @Override
+    public void checkFence(LogId log, Fence fence) {
+        count(SpiOperation.CHECK_FENCE, () -> delegate.checkFence(log, fence));
+    }
+
+    @Override
+    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        return count(SpiOperation.REPAIR, () -> delegate.repair(log, fence));
+    }
+
+    @Override
     public void abort(LogId log, Fence fence, StagedBatch staged) {
         count(SpiOperation.ABORT, () -> delegate.abort(log, fence, staged));
     }

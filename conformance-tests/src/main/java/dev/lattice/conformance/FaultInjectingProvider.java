@@ -433,6 +433,16 @@ public final class FaultInjectingProvider implements WalStorageProvider {
     }
 
     @Override
+    public void checkFence(LogId log, Fence fence) {
+        run(SpiOperation.CHECK_FENCE, log, () -> delegate.checkFence(log, fence));
+    }
+
+    @Override
+    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        return call(SpiOperation.REPAIR, log, () -> delegate.repair(log, fence));
+    }
+
+    @Override
     public void abort(LogId log, Fence fence, StagedBatch staged) {
         run(SpiOperation.ABORT, log, () -> delegate.abort(log, fence, staged));
     }

@@ -61,6 +61,16 @@ public abstract class ForwardingProvider implements WalStorageProvider {
     }
 
     @Override
+    public void checkFence(LogId log, Fence fence) {
+        delegate.checkFence(log, fence);
+    }
+
+    @Override
+    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        return delegate.repair(log, fence);
+    }
+
+    @Override
     public void abort(LogId log, Fence fence, StagedBatch staged) {
         delegate.abort(log, fence, staged);
     }

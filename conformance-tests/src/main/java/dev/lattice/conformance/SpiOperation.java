@@ -34,16 +34,20 @@ public enum SpiOperation {
     /** {@link dev.lattice.spi.CheckpointStore#open}. */
     CHECKPOINT_OPEN,
     /** {@link dev.lattice.spi.CheckpointStore#deleteBefore}. */
-    CHECKPOINT_DELETE_BEFORE;
+    CHECKPOINT_DELETE_BEFORE,
+    /** {@link dev.lattice.spi.WalStorageProvider#checkFence}. */
+    CHECK_FENCE,
+    /** {@link dev.lattice.spi.WalStorageProvider#repair}. */
+    REPAIR;
 
     /**
      * Whether the call changes the log (so a lost response leaves its outcome unknown).
      *
-     * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete
+     * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete, repair
      */
     public boolean isWrite() {
         return switch (this) {
-            case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE -> true;
+            case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE, REPAIR -> true;
             default -> false;
         };
     }

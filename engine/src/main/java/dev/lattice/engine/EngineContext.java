@@ -26,6 +26,7 @@ final class EngineContext {
     final ExecutorService io;
     private final boolean ownsIo;
     final ScheduledExecutorService timer;
+    final CallWatchdog watchdog;
     final EngineStats stats = new EngineStats();
     final MeterRegistry registry;
     final AtomicLong memoryUsed = new AtomicLong();
@@ -50,6 +51,7 @@ final class EngineContext {
             this.ownsIo = true;
         }
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("lattice-timer"));
+        this.watchdog = new CallWatchdog(timer, config.providerCallTimeout.toMillis());
     }
 
     static ThreadFactory daemonThreads(String prefix) {

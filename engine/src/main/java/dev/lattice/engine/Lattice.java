@@ -56,6 +56,29 @@ public final class Lattice implements AutoCloseable {
         Gauge.builder("lattice.memory.live.bytes", ctx.memoryUsed, java.util.concurrent.atomic.AtomicLong::get)
                 .description("estimated JVM bytes of the live data of open trees").baseUnit("bytes")
                 .register(ctx.registry);
+        long interval = ctx.config.ownershipCheckInterval.toMillis();
+        if (interval > 0) {
+            long period = Math.max(5, interval / 4);
+            long intervalNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(interval);
+            ctx.timer.scheduleWithFixedDelay(() -> checkOwnership(intervalNanos), period, period,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Timer thread: lets every idle log of every open tree prove its fence (see ownershipCheckInterval). */
+    private void checkOwnership(long intervalNanos) {
+        if (closed) {
+            return;
+        }
+        try {
+            for (TreeImpl t : openTrees()) {
+                for (LogPipeline p : t.pipelines()) {
+                    p.checkOwnership(intervalNanos);
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("ownership check failed", e); // never let the periodic task die
+        }
     }
 
     /**
@@ -386,6 +409,17 @@ public final class Lattice implements AutoCloseable {
         CompletableFuture<TreeImpl> f = trees.get(tree);
         return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.join().saturation()
                 : SaturationState.HEALTHY;
+    }
+
+    /**
+     * What is wrong with an open tree's logs now (see {@link Tree#healthIssues()}).
+     *
+     * @param tree the name
+     * @return the issues; empty for a healthy tree or one not open in this lattice
+     */
+    public List<HealthIssue> healthIssues(String tree) {
+        CompletableFuture<TreeImpl> f = trees.get(tree);
+        return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.join().healthIssues() : List.of();
     }
 
     /**

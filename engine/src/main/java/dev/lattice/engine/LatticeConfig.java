@@ -40,6 +40,10 @@ public final class LatticeConfig {
     public static final Duration DEFAULT_ATOMIC_RETENTION = Duration.ofHours(24);
     /** Hard upper bound for {@link Builder#maxKeyBytes}: 64 KiB. */
     public static final int MAX_KEY_BYTES_LIMIT = 64 * 1024;
+    /** Default deadline of one provider call made by the engine (see {@link Builder#providerCallTimeout}). */
+    public static final Duration DEFAULT_PROVIDER_CALL_TIMEOUT = Duration.ofSeconds(30);
+    /** Default period of the ownership check of idle logs (see {@link Builder#ownershipCheckInterval}). */
+    public static final Duration DEFAULT_OWNERSHIP_CHECK_INTERVAL = Duration.ofSeconds(1);
 
     final WalStorageProvider provider;
     final String uri;
@@ -62,6 +66,8 @@ public final class LatticeConfig {
     final int replayPageEntries;
     final long replayPageBytes;
     final Duration closeTimeout;
+    final Duration providerCallTimeout;
+    final Duration ownershipCheckInterval;
     final MeterRegistry meterRegistry;
     final long memoryBudgetBytes;
     final int maxKeyBytes;
@@ -97,6 +103,8 @@ public final class LatticeConfig {
         this.replayPageEntries = b.replayPageEntries;
         this.replayPageBytes = b.replayPageBytes;
         this.closeTimeout = b.closeTimeout;
+        this.providerCallTimeout = b.providerCallTimeout;
+        this.ownershipCheckInterval = b.ownershipCheckInterval;
         this.meterRegistry = b.meterRegistry;
         this.memoryBudgetBytes = b.memoryBudgetBytes;
         this.maxKeyBytes = b.maxKeyBytes;
@@ -153,6 +161,8 @@ public final class LatticeConfig {
         private int replayPageEntries = 10_000;
         private long replayPageBytes = 8L << 20;
         private Duration closeTimeout = Duration.ofSeconds(30);
+        private Duration providerCallTimeout = DEFAULT_PROVIDER_CALL_TIMEOUT;
+        private Duration ownershipCheckInterval = DEFAULT_OWNERSHIP_CHECK_INTERVAL;
         private MeterRegistry meterRegistry;
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
@@ -414,6 +424,46 @@ public final class LatticeConfig {
          */
         public Builder closeTimeout(Duration timeout) {
             this.closeTimeout = checkDuration("closeTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * Deadline of each provider call the engine makes (stage, commit, reconcile, claim, replay reads,
+         * checkpoint publish, trim, ownership checks). A call still running at its deadline is answered as an
+         * uncertain outcome: the writes it carries complete with {@link WriteOutcomeUnknownException}, writes
+         * queued behind it with {@link WriteFailedException}, new writes to the log are refused with
+         * {@link LatticeSaturatedException} until it returns, and an open waiting on it fails. The call itself is
+         * not interrupted; it ends when the provider's own timeout fires (each provider page lists its defaults).
+         * Default 30 s; {@link Duration#ZERO} disables the deadline.
+         *
+         * @param timeout not negative, at most 1 hour
+         * @return this
+         */
+        public Builder providerCallTimeout(Duration timeout) {
+            this.providerCallTimeout = checkDuration("providerCallTimeout", timeout);
+            if (timeout.compareTo(Duration.ofHours(1)) > 0) {
+                throw new IllegalArgumentException("providerCallTimeout must be at most 1 hour, got " + timeout);
+            }
+            return this;
+        }
+
+        /**
+         * How often a log that committed nothing since the last check proves it still holds its fence, with one
+         * cheap fenced provider call ({@link dev.lattice.spi.WalStorageProvider#checkFence}). This bounds how long a
+         * process whose tree was claimed by another process keeps serving reads: at most this interval plus one
+         * provider call, after which every read and write of the tree throws {@link OwnershipLostException}.
+         * Default 1 s; {@link Duration#ZERO} turns the check off (then only a write, trim or checkpoint reveals the
+         * loss).
+         *
+         * @param interval not negative; zero or at least 10 ms
+         * @return this
+         */
+        public Builder ownershipCheckInterval(Duration interval) {
+            this.ownershipCheckInterval = checkDuration("ownershipCheckInterval", interval);
+            if (!interval.isZero() && interval.toMillis() < 10) {
+                throw new IllegalArgumentException("ownershipCheckInterval must be zero or at least 10 ms, got "
+                        + interval);
+            }
             return this;
         }
 

@@ -96,6 +96,14 @@ final class LogPipeline {
     private boolean paused;
     private long nextOffset;
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
+    // provider calls past their deadline that have not returned yet (under lock)
+    private int overdueCalls;
+    private String overdueWhat;
+    // when a call last proved the fence current (a commit or an ownership check)
+    private volatile long lastFenceProofNanos = System.nanoTime();
+    private final AtomicBoolean fenceCheckRunning = new AtomicBoolean();
+    // why the last checkpoint was refused or failed, null when the last one succeeded
+    private volatile HealthIssue checkpointIssue;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
     private final AtomicInteger inFlightGauge = new AtomicInteger();
 
@@ -133,6 +141,8 @@ final class LogPipeline {
     private final Timer checkpointTimer;
     private final DistributionSummary checkpointBytes;
     private final Counter trims;
+    private final Counter overdue;
+    private final Counter checkpointsRefused;
     private final Tags tags;
 
     LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
@@ -164,6 +174,12 @@ final class LogPipeline {
         this.checkpointTimer = Timer.builder("lattice.checkpoint.duration").tags(tags).register(r);
         this.checkpointBytes = DistributionSummary.builder("lattice.checkpoint.bytes").baseUnit("bytes").tags(tags).register(r);
         this.trims = Counter.builder("lattice.trim").tags(tags).register(r);
+        this.overdue = Counter.builder("lattice.provider.overdue").tags(tags)
+                .description("provider calls still running at their deadline (LatticeConfig providerCallTimeout)")
+                .register(r);
+        this.checkpointsRefused = Counter.builder("lattice.checkpoint.refused").tags(tags.and("reason", "too_large"))
+                .description("checkpoints not uploaded because they exceed the provider's maxCheckpointBytes")
+                .register(r);
         Gauge.builder("lattice.inflight.batches", inFlightGauge, AtomicInteger::get).tags(tags).register(r);
         Gauge.builder("lattice.admission.queued", this, p -> p.queuedSize()).tags(tags).register(r);
     }
@@ -282,9 +298,9 @@ final class LogPipeline {
                             "lattice is closing; write to " + log + " not admitted"));
                     return;
                 }
-                if (fatal != null) {
-                    w.future.completeExceptionally(new WriteFailedException("log " + log
-                            + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
+                RuntimeException refused = refusal();
+                if (refused != null) {
+                    w.future.completeExceptionally(refused);
                     return;
                 }
                 if (!locks.isEmpty() && conflicts(w.keys(), w.txn)) {
@@ -322,6 +338,24 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Under lock: why a new write is refused at once, or null. */
+    private RuntimeException refusal() {
+        OwnershipLostException lost = tree.ownershipLost();
+        if (lost != null) {
+            return lost;
+        }
+        if (fatal != null) {
+            return new WriteFailedException("log " + log + " cannot be written by this process any more: "
+                    + fatal.getMessage(), fatal);
+        }
+        if (overdueCalls > 0) {
+            return new LatticeSaturatedException("log " + log + ": " + overdueWhat + " has not returned within "
+                    + ctx.watchdog.timeoutMillis() + " ms (LatticeConfig providerCallTimeout); writes are refused"
+                    + " until it does", failure);
+        }
+        return null;
     }
 
     // ------------------------------------------------------------------ key locks
@@ -516,8 +550,8 @@ final class LogPipeline {
     }
 
     private void runStage(Batch b) {
-        Throwable err = withRetries(() -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
-                .error();
+        Throwable err = withRetries("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls,
+                stageTimer).error();
         lock.lock();
         try {
             staging--;
@@ -560,11 +594,13 @@ final class LogPipeline {
     }
 
     private void runCommit(List<Batch> ready, long through) {
-        CallOutcome outcome = withRetries(() -> provider.commit(log, fence, through), ctx.stats.commitCalls,
+        long started = System.nanoTime();
+        CallOutcome outcome = withRetries("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
                 commitTimer);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
+            lastFenceProofNanos = started;
             for (Batch b : ready) {
                 applyAndComplete(b);
             }
@@ -607,13 +643,17 @@ final class LogPipeline {
      * Runs a provider call, retrying {@link ProviderUnavailableException} up to {@code maxRetries} times with
      * backoff (same arguments, so a retried batch keeps its batch id); any other failure ends it at once.
      */
-    private CallOutcome withRetries(Runnable call, java.util.concurrent.atomic.LongAdder calls, Timer timer) {
+    private CallOutcome withRetries(String op, Runnable call, java.util.concurrent.atomic.LongAdder calls,
+                                    Timer timer) {
         boolean transientSeen = false;
         for (int attempt = 0; ; attempt++) {
             long t0 = System.nanoTime();
             try {
                 calls.increment();
-                call.run();
+                watched(op, true, () -> {
+                    call.run();
+                    return null;
+                });
                 timer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
                 return new CallOutcome(null, transientSeen);
             } catch (ProviderUnavailableException e) {
@@ -625,7 +665,75 @@ final class LogPipeline {
                 ctx.backoff(attempt);
             } catch (RuntimeException e) {
                 return new CallOutcome(e, transientSeen);
+            } catch (Error e) {
+                // e.g. InternalError from a failed access to a mapped file: the call's outcome is unknown
+                return new CallOutcome(new WalStorageException(log, op + " failed with " + e, e), true);
             }
+        }
+    }
+
+    /**
+     * Runs one provider call under the watchdog. When it is still running at its deadline and {@code answers} is
+     * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
+     */
+    private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
+        CallWatchdog.Watch w = ctx.watchdog.watch(op + " of " + log, watch -> overdue(watch, answers));
+        try {
+            return call.get();
+        } finally {
+            w.close();
+            if (w.fired) {
+                lock.lock();
+                try {
+                    w.returned = true;
+                    if (w.counted) {
+                        overdueCalls--;
+                        updateSaturation();
+                        space.signalAll();
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                LOG.info("log {}: {} returned {} ms after its deadline", log, w.what,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
+            }
+        }
+    }
+
+    /** Watchdog thread: a call passed its deadline. */
+    private void overdue(CallWatchdog.Watch w, boolean answers) {
+        overdue.increment();
+        lastTroubleNanos = System.nanoTime();
+        LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what,
+                ctx.watchdog.timeoutMillis());
+        if (!answers) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (w.returned) {
+                return;
+            }
+            w.counted = true;
+            overdueCalls++;
+            overdueWhat = w.what;
+            ProviderUnavailableException cause = new ProviderUnavailableException(log, w.what
+                    + " did not return within " + ctx.watchdog.timeoutMillis()
+                    + " ms (LatticeConfig providerCallTimeout)", null);
+            for (Batch b : inFlight) {
+                failAll(b, true, cause);
+            }
+            PendingWrite q;
+            while ((q = queue.poll()) != null) {
+                q.future.completeExceptionally(new WriteFailedException("log " + log + ": the write was not sent: "
+                        + cause.getMessage(), cause));
+            }
+            queuedBytes = 0;
+            updateSaturation();
+            space.signalAll();
+            changed.signalAll();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -683,7 +791,18 @@ final class LogPipeline {
     }
 
     private void maybeRecover() {
-        if (!failed || recovering || staging > 0 || committing || fatal != null) {
+        if (fatal != null) {
+            if (staging == 0 && !committing && !recovering && !inFlight.isEmpty()) {
+                for (Batch b : inFlight) {
+                    failAll(b, b.uncertain, fatal); // no-op for callers already answered
+                }
+                inFlight.clear();
+                inFlightGauge.set(0);
+                changed.signalAll();
+            }
+            return;
+        }
+        if (!failed || recovering || staging > 0 || committing) {
             return;
         }
         recovering = true;
@@ -700,8 +819,10 @@ final class LogPipeline {
             for (int attempt = 0; ; attempt++) {
                 try {
                     ctx.stats.reconciles.increment();
-                    provider.reconcile(log, fence);
-                    st = provider.state(log);
+                    st = watched("reconcile", true, () -> {
+                        provider.reconcile(log, fence);
+                        return provider.state(log);
+                    });
                     break;
                 } catch (FencedException e) {
                     fenced = e;
@@ -715,6 +836,9 @@ final class LogPipeline {
                     ctx.backoff(attempt);
                 } catch (RuntimeException e) {
                     last = e;
+                    break;
+                } catch (Error e) {
+                    last = new WalStorageException(log, "reconcile failed with " + e, e);
                     break;
                 }
             }
@@ -752,6 +876,7 @@ final class LogPipeline {
                 lock.unlock();
             }
         } else if (fenced != null) {
+            tree.lostOwnership(log, (FencedException) fenced); // before any caller hears of it
             for (Batch b : batches) {
                 failAll(b, b.uncertain, fenced);
             }
@@ -811,12 +936,14 @@ final class LogPipeline {
     }
 
     private void failQueued(Throwable cause) {
-        failParked(() -> new WriteFailedException("log " + log + " cannot be written by this process any more: "
-                + cause.getMessage(), cause));
+        java.util.function.Supplier<RuntimeException> error = cause instanceof FencedException f
+                ? () -> new OwnershipLostException(log.tree(), log, f.currentEpoch(), f)
+                : () -> new WriteFailedException("log " + log + " cannot be written by this process any more: "
+                        + cause.getMessage(), cause);
+        failParked(error);
         PendingWrite w;
         while ((w = queue.poll()) != null) {
-            w.future.completeExceptionally(new WriteFailedException("log " + log
-                    + " cannot be written by this process any more: " + cause.getMessage(), cause));
+            w.future.completeExceptionally(error.get());
         }
         queuedBytes = 0;
     }
@@ -828,9 +955,9 @@ final class LogPipeline {
                 queuedBytes / (double) ctx.config.maxQueuedBytesPerLog);
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || fill >= 0.9) {
+        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9) {
             s = SaturationState.SATURATED;
-        } else if (fill >= 0.5 || recentTrouble) {
+        } else if (fill >= 0.5 || recentTrouble || checkpointIssue != null) {
             s = SaturationState.THROTTLED;
         } else {
             s = SaturationState.HEALTHY;
@@ -881,28 +1008,151 @@ final class LogPipeline {
     }
 
     private void publishAndTrim(byte[] snapshot, long through) {
+        long limit = descriptor.limits().maxCheckpointBytes();
+        if (snapshot.length > limit) {
+            refuseCheckpoint(snapshot.length, limit, through);
+            return;
+        }
         long t0 = System.nanoTime();
         try {
-            provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
-                    new ByteArrayInputStream(snapshot));
+            watched("checkpoint publish", false, () -> {
+                provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
+                        new ByteArrayInputStream(snapshot));
+                return null;
+            });
             checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             checkpointBytes.record(snapshot.length);
             ctx.stats.checkpoints.increment();
             ctx.stats.checkpointBytes.add(snapshot.length);
             lastCheckpointOffset = through;
             if (through >= 0) {
-                provider.trim(log, fence, through);
+                watched("trim", false, () -> {
+                    provider.trim(log, fence, through);
+                    return null;
+                });
                 ctx.stats.trims.increment();
                 trims.increment();
             }
-            provider.checkpoints().deleteBefore(log, through);
+            watched("checkpoint delete", false, () -> {
+                provider.checkpoints().deleteBefore(log, through);
+                return null;
+            });
+            checkpointIssue = null;
+        } catch (FencedException e) {
+            lostOwnership(e);
         } catch (RuntimeException e) {
+            checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
+                    + through + " failed: " + e);
             ctx.stats.checkpointFailures.increment();
             ctx.registry.counter("lattice.provider.errors", tags.and("type", e.getClass().getSimpleName()))
                     .increment();
             LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
                     e.toString());
         }
+    }
+
+    /** A checkpoint larger than the provider stores: nothing is uploaded, the log keeps its tail untrimmed. */
+    private void refuseCheckpoint(long bytes, long limit, long through) {
+        checkpointsRefused.increment();
+        ctx.stats.checkpointFailures.increment();
+        boolean first = checkpointIssue == null || checkpointIssue.kind() != HealthIssue.Kind.CHECKPOINT_TOO_LARGE;
+        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_TOO_LARGE, "checkpoint through offset "
+                + through + " is " + bytes + " bytes, more than provider '" + descriptor.name() + "' stores ("
+                + limit + " bytes, ProviderLimits.maxCheckpointBytes); nothing uploaded, the log is not trimmed"
+                + " and replay grows until the partition shrinks (delete data or move it to more partitions)");
+        if (first) {
+            LOG.error("log {}: {}", log, checkpointIssue.detail());
+        }
+        lock.lock();
+        try {
+            updateSaturation();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Another writer claimed the log: stop writing it and stop serving the tree. */
+    private void lostOwnership(FencedException e) {
+        lock.lock();
+        try {
+            if (fatal == null) {
+                fatal = e;
+                failQueued(e);
+                for (Batch b : inFlight) {
+                    failAll(b, true, e); // a commit may be running: its outcome is unknown
+                }
+                maybeRecover();
+            }
+            updateSaturation();
+            changed.signalAll();
+            space.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        LOG.error("log {}: claimed by another writer (epoch {}); the tree is no longer served", log,
+                e.currentEpoch());
+        tree.lostOwnership(log, e);
+    }
+
+    // ------------------------------------------------------------------ ownership and health
+
+    /**
+     * Timer thread: when the log committed nothing for {@code intervalNanos}, proves its fence with one cheap fenced
+     * call in the background ({@link dev.lattice.spi.WalStorageProvider#checkFence}).
+     */
+    void checkOwnership(long intervalNanos) {
+        if (closing || paused || fatal != null || System.nanoTime() - lastFenceProofNanos < intervalNanos
+                || !fenceCheckRunning.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            ctx.io.execute(() -> {
+                long started = System.nanoTime();
+                try {
+                    watched("ownership check", false, () -> {
+                        provider.checkFence(log, fence);
+                        return null;
+                    });
+                    lastFenceProofNanos = started;
+                } catch (FencedException e) {
+                    lostOwnership(e);
+                } catch (RuntimeException | Error e) {
+                    LOG.debug("log {}: ownership check failed (retried next interval): {}", log, e.toString());
+                } finally {
+                    fenceCheckRunning.set(false);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            fenceCheckRunning.set(false);
+        }
+    }
+
+    /** @return what is wrong with this log now (empty when healthy) */
+    List<HealthIssue> healthIssues() {
+        List<HealthIssue> out = new ArrayList<>(2);
+        lock.lock();
+        try {
+            if (fatal instanceof FencedException f) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.OWNERSHIP_LOST, "claimed by another writer (epoch "
+                        + f.currentEpoch() + ")"));
+            } else if (fatal != null) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.LOG_FAILED, fatal.getMessage()));
+            }
+            if (overdueCalls > 0) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_CALL_OVERDUE, overdueWhat
+                        + " has not returned within " + ctx.watchdog.timeoutMillis() + " ms"));
+            }
+            if (failed && fatal == null && failure != null) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_FAILING, failure.toString()));
+            }
+        } finally {
+            lock.unlock();
+        }
+        HealthIssue cp = checkpointIssue;
+        if (cp != null) {
+            out.add(cp);
+        }
+        return out;
     }
 
     // ------------------------------------------------------------------ close
@@ -945,7 +1195,8 @@ final class LogPipeline {
                     break;
                 }
             }
-            drained = queue.isEmpty() && inFlight.isEmpty() && !recovering && fatal == null;
+            // a lost log has nothing left to drain: its callers were all answered when it was lost
+            drained = fatal != null || (queue.isEmpty() && inFlight.isEmpty() && !recovering);
             if (!drained) {
                 PendingWrite w;
                 while ((w = queue.poll()) != null) {
@@ -959,7 +1210,7 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        if (drained && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
+        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
             checkpointRunning.set(true);
             try {
                 publishAndTrim(state.snapshot(), state.appliedOffset);

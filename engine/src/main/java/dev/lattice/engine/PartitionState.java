@@ -666,9 +666,11 @@ final class PartitionState {
     /**
      * Loads a snapshot (format 1 or 2) into this (empty) state.
      *
+     * @param budgetBytes the memory budget: loading stops once the estimated live data of all trees exceeds it
      * @throws CorruptLogException if the stream fails its checksum or cannot be decoded
+     * @throws MemoryBudgetExceededException if the data does not fit the memory budget
      */
-    void load(long throughOffset, InputStream raw) {
+    void load(long throughOffset, InputStream raw, long budgetBytes) {
         BufferedInputStream buffered = new BufferedInputStream(raw, 256 * 1024);
         CheckedInputStream checked = new CheckedInputStream(buffered, new CRC32C());
         DataInputStream in = new DataInputStream(checked);
@@ -690,6 +692,12 @@ final class PartitionState {
                 String k = readKey(in, throughOffset);
                 long version = in.readLong();
                 put(k, readValue(in, throughOffset), version);
+                if ((i & 1023) == 1023 && memoryBudgetUsed.get() > budgetBytes) {
+                    throw new MemoryBudgetExceededException("loading the checkpoint of " + log + " (" + count
+                            + " keys) stopped after " + (i + 1) + " keys: the live data estimate "
+                            + memoryBudgetUsed.get() + " bytes exceeds the memory budget of " + budgetBytes
+                            + " bytes (LatticeConfig memoryBudgetBytes)");
+                }
             }
             if (format >= 2) {
                 int pending = in.readInt();

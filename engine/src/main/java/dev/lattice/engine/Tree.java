@@ -189,6 +189,15 @@ public interface Tree {
     SaturationState saturation();
 
     /**
+     * What is wrong with the tree's logs now: the causes behind a saturation state other than {@code HEALTHY}
+     * (ownership lost, a provider call past its deadline, a failing provider) and conditions an operator must act
+     * on (a checkpoint larger than the provider stores). Cheap; safe to poll from a health check.
+     *
+     * @return the issues, empty when healthy; a snapshot, not updated later
+     */
+    java.util.List<HealthIssue> healthIssues();
+
+    /**
      * Async form of {@link #put}.
      *
      * @param key the key

@@ -44,6 +44,7 @@ final class TreeImpl implements Tree {
     private final int maxKeyBytes;
     private final int maxValueBytes;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
+    private volatile OwnershipLostException lost;
 
     private volatile Placement placement;
     private final ProviderHandle[] handles;
@@ -87,19 +88,36 @@ final class TreeImpl implements Tree {
         int partitions = placement.keys().size();
         long t0 = System.nanoTime();
         Semaphore permits = new Semaphore(ctx.config.replayParallelism);
-        List<Future<LogPipeline>> futures = new ArrayList<>();
+        List<CompletableFuture<LogPipeline>> futures = new ArrayList<>();
         java.util.concurrent.ConcurrentHashMap<String, Txn> replayTxns = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.function.Function<String, Txn> txnOf = id -> replayTxns.computeIfAbsent(id, Txn::new);
         for (int p = 0; p < partitions; p++) {
             LogId log = new LogId(name, p);
-            futures.add(ctx.io.submit(() -> {
-                permits.acquire();
+            CompletableFuture<LogPipeline> f = new CompletableFuture<>();
+            futures.add(f);
+            ctx.io.execute(() -> {
                 try {
-                    return t.replay(log, txnOf);
+                    permits.acquire();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    f.completeExceptionally(new LatticeException("interrupted while opening " + log, e));
+                    return;
+                }
+                try {
+                    LogPipeline lp = t.replay(log, txnOf, f);
+                    if (!f.complete(lp)) {
+                        lp.state.clear(); // the open gave up on this log (a call passed its deadline)
+                    }
+                } catch (OutOfMemoryError e) {
+                    f.completeExceptionally(new MemoryBudgetExceededException("the heap ran out while replaying "
+                            + log + " (" + Runtime.getRuntime().maxMemory() + " bytes max heap); raise -Xmx or lower"
+                            + " LatticeConfig memoryBudgetBytes so that the open is refused before replay"));
+                } catch (Throwable e) {
+                    f.completeExceptionally(e);
                 } finally {
                     permits.release();
                 }
-            }));
+            });
         }
         RuntimeException failure = null;
         for (int p = 0; p < partitions; p++) {
@@ -140,68 +158,98 @@ final class TreeImpl implements Tree {
         return t;
     }
 
-    private LogPipeline replay(LogId log, java.util.function.Function<String, Txn> txnOf) {
+    private LogPipeline replay(LogId log, java.util.function.Function<String, Txn> txnOf,
+                               CompletableFuture<LogPipeline> outcome) {
         ProviderHandle handle = handles[log.partition()];
         WalStorageProvider p = handle.provider();
-        Fence fence = p.claim(log);
-        p.reconcile(log, fence);
+        ReplayCalls calls = new ReplayCalls(ctx.watchdog, log, outcome);
+        Fence fence = calls.call("claim", () -> p.claim(log));
+        calls.call("reconcile", () -> p.reconcile(log, fence));
         PartitionState ps = new PartitionState(log, ctx.memoryUsed, ctx.atomics, txnOf);
-        long lastCheckpoint = -1;
-        Optional<CheckpointInfo> cp = p.checkpoints().latest(log);
-        if (cp.isPresent()) {
-            CheckpointInfo info = cp.get();
-            if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT
-                    && info.formatVersion() != PartitionState.SNAPSHOT_FORMAT_V1) {
-                throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + info.formatVersion()
-                        + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT_V1 + " or "
-                        + PartitionState.SNAPSHOT_FORMAT + ")");
-            }
-            try (InputStream in = p.checkpoints().open(log, info)) {
-                ps.load(info.throughOffset(), in);
-            } catch (IOException e) {
-                throw new UncheckedIOException("closing checkpoint stream of " + log, e);
-            }
-            ctx.stats.replayCheckpointBytes.add(info.sizeBytes());
-            lastCheckpoint = info.throughOffset();
-        }
-        LogState st = p.state(log);
-        if (st.trimWatermark() > ps.appliedOffset) {
-            throw new CorruptLogException(log, ps.appliedOffset + 1, "the log is trimmed through "
-                    + st.trimWatermark() + " but the latest checkpoint covers only through " + ps.appliedOffset);
-        }
-        Counter replayed = Counter.builder("lattice.replay.entries").tag("tree", name)
-                .tag("partition", Integer.toString(log.partition())).tag("provider", handle.key())
-                .register(ctx.registry);
-        long from = ps.appliedOffset;
-        while (from < st.committedTail()) {
-            ReadPage page = p.read(log, from, ctx.config.replayPageEntries, ctx.config.replayPageBytes);
-            ctx.stats.replayReadCalls.increment();
-            if (page.isEmpty()) {
-                break;
-            }
-            for (LogEntry e : page.entries()) {
-                if (e.offset() != from + 1) {
-                    throw new CorruptLogException(log, from + 1, "missing entry: the log jumps from " + from + " to "
-                            + e.offset());
+        try {
+            long lastCheckpoint = -1;
+            Optional<CheckpointInfo> cp = calls.call("checkpoint latest", () -> p.checkpoints().latest(log));
+            if (cp.isPresent()) {
+                CheckpointInfo info = cp.get();
+                checkReplayBudget(log, info.sizeBytes());
+                if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT
+                        && info.formatVersion() != PartitionState.SNAPSHOT_FORMAT_V1) {
+                    throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + info.formatVersion()
+                            + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT_V1 + " or "
+                            + PartitionState.SNAPSHOT_FORMAT + ")");
                 }
-                WalRecord.Decoded d = WalRecord.decode(log, e.offset(), e.payload());
-                if (d.kind() == WalRecord.KIND_CATALOG || d.kind() < WalRecord.KIND_MUTATIONS
-                        || d.kind() > WalRecord.KIND_DECISION) {
-                    throw new CorruptLogException(log, e.offset(), "not a tree entry (kind " + d.kind() + ")");
+                try (InputStream in = calls.call("checkpoint open", () -> p.checkpoints().open(log, info))) {
+                    ps.load(info.throughOffset(), in, ctx.config.memoryBudgetBytes);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("closing checkpoint stream of " + log, e);
                 }
-                ps.apply(d.kind(), d.mutations(), d.version(), null);
-                ps.appliedOffset = e.offset();
-                from = e.offset();
-                ctx.stats.replayEntries.increment();
-                ctx.stats.replayBytes.add(e.payload().length);
-                replayed.increment();
+                ctx.stats.replayCheckpointBytes.add(info.sizeBytes());
+                lastCheckpoint = info.throughOffset();
             }
+            LogState st = calls.call("state", () -> p.state(log));
+            if (st.trimWatermark() > ps.appliedOffset) {
+                throw new CorruptLogException(log, ps.appliedOffset + 1, "the log is trimmed through "
+                        + st.trimWatermark() + " but the latest checkpoint covers only through " + ps.appliedOffset);
+            }
+            Counter replayed = Counter.builder("lattice.replay.entries").tag("tree", name)
+                    .tag("partition", Integer.toString(log.partition())).tag("provider", handle.key())
+                    .register(ctx.registry);
+            long from = ps.appliedOffset;
+            while (from < st.committedTail()) {
+                long fromExclusive = from;
+                ReadPage page = calls.call("read", () -> p.read(log, fromExclusive, ctx.config.replayPageEntries,
+                        ctx.config.replayPageBytes));
+                ctx.stats.replayReadCalls.increment();
+                if (outcome.isDone()) {
+                    break; // the open gave up on this log
+                }
+                checkReplayBudget(log, 0); // the tail replayed so far must fit too
+                if (page.isEmpty()) {
+                    break;
+                }
+                for (LogEntry e : page.entries()) {
+                    if (e.offset() != from + 1) {
+                        throw new CorruptLogException(log, from + 1, "missing entry: the log jumps from " + from + " to "
+                                + e.offset());
+                    }
+                    WalRecord.Decoded d = WalRecord.decode(log, e.offset(), e.payload());
+                    if (d.kind() == WalRecord.KIND_CATALOG || d.kind() < WalRecord.KIND_MUTATIONS
+                            || d.kind() > WalRecord.KIND_DECISION) {
+                        throw new CorruptLogException(log, e.offset(), "not a tree entry (kind " + d.kind() + ")");
+                    }
+                    ps.apply(d.kind(), d.mutations(), d.version(), null);
+                    ps.appliedOffset = e.offset();
+                    from = e.offset();
+                    ctx.stats.replayEntries.increment();
+                    ctx.stats.replayBytes.add(e.payload().length);
+                    replayed.increment();
+                }
+            }
+            if (ps.appliedOffset != st.committedTail()) {
+                throw new CorruptLogException(log, ps.appliedOffset + 1, "replay ended at offset " + ps.appliedOffset
+                        + " but the committed tail is " + st.committedTail());
+            }
+            return new LogPipeline(ctx, handle, this, log, fence, ps, st.committedTail(), lastCheckpoint);
+        } catch (RuntimeException | Error e) {
+            ps.clear(); // give back what a half-done replay took from the memory budget
+            throw e;
         }
-        if (ps.appliedOffset != st.committedTail()) {
-            throw new CorruptLogException(log, ps.appliedOffset + 1, "replay ended at offset " + ps.appliedOffset
-                    + " but the committed tail is " + st.committedTail());
+    }
+
+    /**
+     * Refuses to replay data that cannot fit the memory budget, before reading it: a checkpoint of {@code bytes}
+     * serialised bytes needs at least as many estimated live-data bytes.
+     */
+    private void checkReplayBudget(LogId log, long bytes) {
+        long used = ctx.memoryUsed.get();
+        long budget = ctx.config.memoryBudgetBytes;
+        if (used + bytes > budget) {
+            throw new MemoryBudgetExceededException("opening tree '" + name + "': log " + log
+                    + (bytes > 0 ? " needs at least " + bytes + " more bytes (its checkpoint), but " : ": ") + used
+                    + " bytes of the memory budget of " + budget + " bytes are in use (LatticeConfig"
+                    + " memoryBudgetBytes, default half the max heap); raise the budget and the heap, or open fewer"
+                    + " trees");
         }
-        return new LogPipeline(ctx, handle, this, log, fence, ps, st.committedTail(), lastCheckpoint);
     }
 
     long nextVersion() {
@@ -316,6 +364,25 @@ final class TreeImpl implements Tree {
         if (lattice.isClosed()) {
             throw new LatticeShuttingDownException("lattice is closed; tree '" + name + "' is no longer readable");
         }
+        OwnershipLostException l = ownershipLost();
+        if (l != null) {
+            throw l;
+        }
+    }
+
+    /** @return a fresh exception for a caller when another process claimed a log of this tree, else null */
+    OwnershipLostException ownershipLost() {
+        OwnershipLostException l = lost;
+        return l == null ? null : new OwnershipLostException(name, l.log(), l.epoch(), l.getCause());
+    }
+
+    /** A log of this tree was claimed by another writer: stop serving the whole tree. */
+    void lostOwnership(LogId log, dev.lattice.spi.FencedException e) {
+        if (lost == null) {
+            lost = new OwnershipLostException(name, log, e.currentEpoch(), e);
+            ctx.registry.counter("lattice.ownership.lost", "tree", name).increment();
+        }
+        saturationChanged();
     }
 
     private void checkBudget(String key, byte[] value) {
@@ -509,6 +576,17 @@ final class TreeImpl implements Tree {
             n += p.state.count();
         }
         return n;
+    }
+
+    @Override
+    public List<HealthIssue> healthIssues() {
+        List<HealthIssue> out = new ArrayList<>();
+        for (LogPipeline p : pipelines) {
+            if (p != null) {
+                out.addAll(p.healthIssues());
+            }
+        }
+        return out;
     }
 
     @Override

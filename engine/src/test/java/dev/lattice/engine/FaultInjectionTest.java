@@ -111,7 +111,8 @@ class FaultInjectionTest {
     @Test
     void secondWriterFencesTheFirstWhichFailsLoudly() {
         InMemoryStorage storage = new InMemoryStorage();
-        try (Lattice first = open(storage, LatticeConfig.builder().partitions(1))) {
+        // no ownership check: the first write after the claim is what reveals the loss
+        try (Lattice first = open(storage, LatticeConfig.builder().partitions(1).ownershipCheckInterval(Duration.ZERO))) {
             Tree a = first.tree("shared");
             a.put("k", b("from-first"));
             try (Lattice second = open(storage, LatticeConfig.builder().partitions(1))) {
@@ -120,7 +121,10 @@ class FaultInjectionTest {
                 b2.put("k", b("from-second"));
                 assertThatThrownBy(() -> a.put("k", b("late"))).isInstanceOf(WriteFailedException.class)
                         .hasCauseInstanceOf(FencedException.class);
-                assertThatThrownBy(() -> a.put("other", b("late"))).isInstanceOf(WriteFailedException.class);
+                // from then on the whole tree is closed to this process: one typed exception, reads included
+                assertThatThrownBy(() -> a.put("other", b("late"))).isInstanceOf(OwnershipLostException.class)
+                        .hasCauseInstanceOf(FencedException.class);
+                assertThatThrownBy(() -> a.get("k")).isInstanceOf(OwnershipLostException.class);
                 assertThat(s(b2.get("k").orElseThrow())).isEqualTo("from-second");
             }
         }

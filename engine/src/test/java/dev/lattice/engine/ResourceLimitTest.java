@@ -1,0 +1,114 @@
+package dev.lattice.engine;
+
+import dev.lattice.conformance.CountingProvider;
+import dev.lattice.conformance.LimitEnforcingProvider;
+import dev.lattice.conformance.SpiOperation;
+import dev.lattice.spi.memory.InMemoryStorage;
+import dev.lattice.spi.memory.InMemoryWalStorageProvider;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static dev.lattice.engine.EngineBasicsTest.b;
+import static dev.lattice.engine.EngineBasicsTest.open;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Typed errors instead of {@code Error}s (issue 14 item 7): an open that cannot fit the memory budget is refused
+ * before (checkpoint) or while (log tail) it replays, and a checkpoint larger than the provider stores is never
+ * uploaded, with the condition visible as a health issue, a meter and a saturation state.
+ */
+class ResourceLimitTest {
+
+    static final int VALUE_BYTES = 1024;
+
+    static void fill(Tree t, int keys) {
+        byte[] v = new byte[VALUE_BYTES];
+        java.util.Map<String, byte[]> m = new java.util.HashMap<>();
+        for (int i = 0; i < keys; i++) {
+            m.put("key-" + i, v);
+            if (m.size() == 500) {
+                t.putAll(m);
+                m.clear();
+            }
+        }
+        t.putAll(m);
+    }
+
+    @Test
+    void anOpenWhoseCheckpointsExceedTheBudgetIsRefusedBeforeReadingThem() {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice l = open(storage, LatticeConfig.builder().partitions(4))) {
+            fill(l.tree("big"), 4_000); // ~4 MB, checkpointed at close
+        }
+        CountingProvider counting = new CountingProvider(new InMemoryWalStorageProvider(storage));
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true)
+                .memoryBudgetBytes(1L << 20).build())) {
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> l.tree("big")).isInstanceOf(MemoryBudgetExceededException.class)
+                    .hasMessageContaining("memory budget of " + (1L << 20) + " bytes")
+                    .hasMessageContaining("big/");
+            System.out.println("[budget] open of ~4 MB under a 1 MiB budget refused after "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms, "
+                    + counting.snapshot().calls(SpiOperation.CHECKPOINT_OPEN) + " checkpoint opens");
+            assertThat(l.liveDataBytes()).as("a refused open gives its memory back").isZero();
+        }
+        try (Lattice l = open(storage)) {
+            assertThat(l.tree("big").count()).isEqualTo(4_000); // nothing was harmed
+        }
+    }
+
+    @Test
+    void anOpenWhoseLogTailExceedsTheBudgetStopsDuringReplay() {
+        InMemoryStorage storage = new InMemoryStorage();
+        Lattice crashed = open(storage, LatticeConfig.builder().partitions(1).checkpointEveryEntries(1_000_000)
+                .checkpointEveryBytes(1L << 40).closeTimeout(Duration.ZERO));
+        fill(crashed.tree("tail"), 3_000); // only in the log: no checkpoint yet
+        // no close: another process takes over, as after a crash
+        try (Lattice l = open(storage, LatticeConfig.builder().memoryBudgetBytes(1L << 20)
+                .replayPage(100, 1L << 20))) {
+            assertThatThrownBy(() -> l.tree("tail")).isInstanceOf(MemoryBudgetExceededException.class)
+                    .hasMessageContaining("memoryBudgetBytes");
+            assertThat(l.liveDataBytes()).isZero();
+        }
+        crashed.close();
+    }
+
+    @Test
+    void aCheckpointLargerThanTheProviderStoresIsNeverUploadedAndIsVisible() {
+        InMemoryStorage storage = new InMemoryStorage();
+        long limit = 64 * 1024;
+        // the decorator declares the limit and throws an Error if anything larger reached the provider
+        LimitEnforcingProvider limited = LimitEnforcingProvider.clamping(new InMemoryWalStorageProvider(storage),
+                LimitEnforcingProvider.serviceLimits().maxCheckpointBytes(limit).build());
+        CountingProvider counting = new CountingProvider(limited);
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true).partitions(1)
+                .checkpointEveryEntries(50).build())) {
+            Tree t = l.tree("cp");
+            fill(t, 40);
+            for (int i = 0; i < 15; i++) {
+                t.put("small-" + i, b("x")); // the checkpoint at 50 entries (~41 KB) fits
+            }
+            assertThat(counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH)).isEqualTo(1);
+            long publishedSmall = counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH);
+            for (int i = 0; i < 200; i++) {
+                t.put("grow-" + i, new byte[VALUE_BYTES]); // now ~240 KB: every checkpoint is too large
+            }
+            assertThat(counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH)).isEqualTo(publishedSmall);
+            assertThat(t.healthIssues()).anySatisfy(i -> {
+                assertThat(i.kind()).isEqualTo(HealthIssue.Kind.CHECKPOINT_TOO_LARGE);
+                assertThat(i.detail()).contains(Long.toString(limit)).contains("maxCheckpointBytes");
+            });
+            assertThat(l.meterRegistry().find("lattice.checkpoint.refused").counter().count()).isGreaterThan(0);
+            assertThat(t.saturation()).isEqualTo(SaturationState.THROTTLED);
+            assertThat(l.healthIssues("cp")).isNotEmpty();
+            // writes still work; the data is intact after a reopen from the log
+            t.put("last", b("y"));
+        }
+        try (Lattice l = open(storage)) {
+            assertThat(l.tree("cp").count()).isEqualTo(40 + 15 + 200 + 1);
+        }
+    }
+}
