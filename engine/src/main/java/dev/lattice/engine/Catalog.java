@@ -34,7 +34,7 @@ final class Catalog {
     synchronized void refresh() {
         WalStorageProvider p = ctx.provider;
         while (true) {
-            ReadPage page = p.read(LOG, readThrough, 10_000, 8L << 20);
+            ReadPage page = ctx.bounded(LOG, "read", () -> p.read(LOG, readThrough, 10_000, 8L << 20));
             if (page.isEmpty()) {
                 return;
             }
@@ -95,8 +95,8 @@ final class Catalog {
             return known;
         }
         WalStorageProvider p = ctx.provider;
-        Fence fence = p.claim(LOG);
-        p.reconcile(LOG, fence);
+        Fence fence = ctx.bounded(LOG, "claim", () -> p.claim(LOG));
+        ctx.bounded(LOG, "reconcile", () -> p.reconcile(LOG, fence));
         refresh();
         known = trees.get(tree);
         if (known != null) {
@@ -127,8 +127,8 @@ final class Catalog {
      */
     synchronized Placement setPlacement(String tree, long expectedVersion, List<String> keys) {
         WalStorageProvider p = ctx.provider;
-        Fence fence = p.claim(LOG);
-        p.reconcile(LOG, fence);
+        Fence fence = ctx.bounded(LOG, "claim", () -> p.claim(LOG));
+        ctx.bounded(LOG, "reconcile", () -> p.reconcile(LOG, fence));
         refresh();
         Placement cur = trees.get(tree);
         if (cur == null || cur.version() != expectedVersion) {
@@ -149,10 +149,14 @@ final class Catalog {
         WalStorageProvider p = ctx.provider;
         byte[] entry = WalRecord.encode(WalRecord.KIND_CATALOG, List.of(m));
         WalRecord.seal(entry, System.currentTimeMillis());
-        EncodedBatch batch = EncodedBatch.of(p.state(LOG).committedTail() + 1, BatchId.random(), List.of(entry));
+        EncodedBatch batch = EncodedBatch.of(ctx.bounded(LOG, "state", () -> p.state(LOG)).committedTail() + 1,
+                BatchId.random(), List.of(entry));
         for (int attempt = 0; ; attempt++) {
             try {
-                p.append(LOG, fence, batch);
+                ctx.bounded(LOG, "append", () -> {
+                    p.append(LOG, fence, batch);
+                    return null;
+                });
                 break;
             } catch (ProviderUnavailableException e) {
                 if (attempt >= ctx.config.maxRetries) {

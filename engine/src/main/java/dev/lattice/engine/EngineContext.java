@@ -76,6 +76,36 @@ final class EngineContext {
         return h;
     }
 
+    /**
+     * Runs a provider call made on a caller's thread outside a log's pipeline (the catalog's reads and appends) with
+     * the provider call deadline: the caller waits at most {@code providerCallTimeout}, then gets
+     * {@link dev.lattice.spi.ProviderUnavailableException} (outcome unknown) while the call finishes in the background.
+     */
+    <T> T bounded(LogId log, String op, java.util.function.Supplier<T> call) {
+        long ms = watchdog.timeoutMillis();
+        if (ms == 0) {
+            return call.get();
+        }
+        java.util.concurrent.CompletableFuture<T> f = java.util.concurrent.CompletableFuture.supplyAsync(call, io);
+        try {
+            return f.get(ms, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new dev.lattice.spi.ProviderUnavailableException(log, op + " of " + log + " did not return within "
+                    + ms + " ms (LatticeConfig providerCallTimeout)", null);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw new dev.lattice.spi.WalStorageException(log, op + " failed with " + err, err);
+            }
+            throw new LatticeException(op + " of " + log + " failed", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LatticeException("interrupted while waiting for " + op + " of " + log, e);
+        }
+    }
+
     /** Sleeps before retry {@code attempt} (0-based): the configured backoff, doubled per attempt, at most 1 s. */
     void backoff(int attempt) {
         long base = config.retryBackoff.toMillis();
@@ -91,9 +121,22 @@ final class EngineContext {
     }
 
     void shutdownThreads() {
+        shutdownThreads(true);
+    }
+
+    /**
+     * Stops the timer and (if owned) the I/O pool.
+     *
+     * @param wait whether to wait (up to 5 s) for running provider calls; a failed open does not wait for a call
+     *     that passed its deadline
+     */
+    void shutdownThreads(boolean wait) {
         timer.shutdownNow();
         if (ownsIo) {
             io.shutdown();
+            if (!wait) {
+                return;
+            }
             try {
                 if (!io.awaitTermination(5, TimeUnit.SECONDS)) {
                     io.shutdownNow();

@@ -128,7 +128,7 @@ public final class Lattice implements AutoCloseable {
         try {
             lattice.catalog.refresh();
         } catch (RuntimeException e) {
-            ctx.shutdownThreads();
+            ctx.shutdownThreads(false);
             closeOwned(handles.values());
             throw e;
         }

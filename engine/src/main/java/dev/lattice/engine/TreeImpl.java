@@ -91,6 +91,7 @@ final class TreeImpl implements Tree {
         List<CompletableFuture<LogPipeline>> futures = new ArrayList<>();
         java.util.concurrent.ConcurrentHashMap<String, Txn> replayTxns = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.function.Function<String, Txn> txnOf = id -> replayTxns.computeIfAbsent(id, Txn::new);
+        java.util.concurrent.atomic.AtomicLong reserved = new java.util.concurrent.atomic.AtomicLong();
         for (int p = 0; p < partitions; p++) {
             LogId log = new LogId(name, p);
             CompletableFuture<LogPipeline> f = new CompletableFuture<>();
@@ -104,7 +105,7 @@ final class TreeImpl implements Tree {
                     return;
                 }
                 try {
-                    LogPipeline lp = t.replay(log, txnOf, f);
+                    LogPipeline lp = t.replay(log, txnOf, f, reserved);
                     if (!f.complete(lp)) {
                         lp.state.clear(); // the open gave up on this log (a call passed its deadline)
                     }
@@ -159,7 +160,7 @@ final class TreeImpl implements Tree {
     }
 
     private LogPipeline replay(LogId log, java.util.function.Function<String, Txn> txnOf,
-                               CompletableFuture<LogPipeline> outcome) {
+                               CompletableFuture<LogPipeline> outcome, java.util.concurrent.atomic.AtomicLong reserved) {
         ProviderHandle handle = handles[log.partition()];
         WalStorageProvider p = handle.provider();
         ReplayCalls calls = new ReplayCalls(ctx.watchdog, log, outcome);
@@ -171,7 +172,13 @@ final class TreeImpl implements Tree {
             Optional<CheckpointInfo> cp = calls.call("checkpoint latest", () -> p.checkpoints().latest(log));
             if (cp.isPresent()) {
                 CheckpointInfo info = cp.get();
-                checkReplayBudget(log, info.sizeBytes());
+                reserved.addAndGet(info.sizeBytes()); // partitions replay in parallel: reserve before checking
+                try {
+                    checkReplayBudget(log, reserved.get());
+                } catch (MemoryBudgetExceededException e) {
+                    reserved.addAndGet(-info.sizeBytes());
+                    throw e;
+                }
                 if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT
                         && info.formatVersion() != PartitionState.SNAPSHOT_FORMAT_V1) {
                     throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + info.formatVersion()
@@ -182,6 +189,8 @@ final class TreeImpl implements Tree {
                     ps.load(info.throughOffset(), in, ctx.config.memoryBudgetBytes);
                 } catch (IOException e) {
                     throw new UncheckedIOException("closing checkpoint stream of " + log, e);
+                } finally {
+                    reserved.addAndGet(-info.sizeBytes()); // loaded (now counted as used) or given up
                 }
                 ctx.stats.replayCheckpointBytes.add(info.sizeBytes());
                 lastCheckpoint = info.throughOffset();
@@ -237,15 +246,16 @@ final class TreeImpl implements Tree {
     }
 
     /**
-     * Refuses to replay data that cannot fit the memory budget, before reading it: a checkpoint of {@code bytes}
-     * serialised bytes needs at least as many estimated live-data bytes.
+     * Refuses to replay data that cannot fit the memory budget, before reading it: checkpoints of {@code bytes}
+     * serialised bytes (this one and those other partitions are loading) need at least as many live-data bytes.
      */
     private void checkReplayBudget(LogId log, long bytes) {
         long used = ctx.memoryUsed.get();
         long budget = ctx.config.memoryBudgetBytes;
         if (used + bytes > budget) {
             throw new MemoryBudgetExceededException("opening tree '" + name + "': log " + log
-                    + (bytes > 0 ? " needs at least " + bytes + " more bytes (its checkpoint), but " : ": ") + used
+                    + (bytes > 0 ? " (with the partitions loading beside it) needs at least " + bytes
+                    + " more bytes for its checkpoints, but " : ": ") + used
                     + " bytes of the memory budget of " + budget + " bytes are in use (LatticeConfig"
                     + " memoryBudgetBytes, default half the max heap); raise the budget and the heap, or open fewer"
                     + " trees");

@@ -142,6 +142,24 @@ class ProviderDeadlineTest {
     }
 
     @Test
+    void aHungCatalogReadFailsTheLatticeOpenWithinTheDeadline() {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice l = EngineBasicsTest.open(storage)) {
+            l.tree("c").put("k", b("v"));
+        }
+        FaultInjectingProvider faulty = new FaultInjectingProvider(new InMemoryWalStorageProvider(storage), 7);
+        faulty.inject(FaultRule.timeoutBefore(SpiOperation.READ, HANG).onLog(new LogId("_catalog", 0)));
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> Lattice.open(LatticeConfig.builder().provider(faulty, true)
+                .providerCallTimeout(DEADLINE).build())).isInstanceOf(ProviderUnavailableException.class)
+                .hasMessageContaining("_catalog/0").hasMessageContaining("providerCallTimeout");
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        System.out.println("[deadline] catalog READ hang at Lattice.open: failed after " + ms + " ms");
+        assertThat(ms).isLessThan(ANSWER_BOUND_MS);
+        assertNoThreadInside(FaultInjectingProvider.class);
+    }
+
+    @Test
     void anErrorThrownByAProviderFailsTheWriteInsteadOfKillingTheLog() {
         AtomicBoolean armed = new AtomicBoolean();
         InMemoryStorage storage = new InMemoryStorage();
