@@ -81,13 +81,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *       batch is recognised as success and a newer writer overwrites older leftovers.</li>
  *   <li>{@code commit(through)}: one conditional {@code UpdateItem} of the head (condition on epoch, tail and
  *       version) that moves the tail over every batch staged up to {@code through}: all-or-nothing however many
- *       items the batches span.</li>
+ *       items the batches span. The counters are added ({@code ADD}), never set.</li>
  *   <li>{@code read}: one {@code GetItem} of the head, then {@code Query} on the log's partition from the first
  *       wanted offset to the tail, strongly consistent, paged by {@code LastEvaluatedKey}, stopping at the bound; a
  *       chunk counts only if it continues the chain of committed batches and its epoch is the one that committed
  *       those offsets (head segments), so a stale writer's late leftovers are never read.</li>
  *   <li>{@code trim}: the head update (watermark, counters) first, then {@code BatchWriteItem} deletes; unprocessed
- *       items are resubmitted with backoff until done or the deadline.</li>
+ *       items are resubmitted with backoff until done or the deadline. A trim within the tail conditions on the
+ *       epoch and the watermark it planned from, not on the version or the tail, so it never competes with commits;
+ *       a trim beyond the tail, which moves the tail, conditions on both like a commit.</li>
  *   <li>{@code reconcile}: deletes (conditionally) every item above the tail and finishes interrupted trims and
  *       checkpoint publishes.</li>
  *   <li>Checkpoints: chunk items in a partition of their own, published by one conditional head update of the

@@ -62,7 +62,8 @@ final class LegacyLogFixtureWriter {
             storage.drop();
         }
         lines.sort(null);
-        lines.add(0, "# DynamoDB provider items written at commit 832d22b by LegacyLogFixtureWriter; see LegacyLogFixture");
+        lines.add(0, "# DynamoDB provider items written at commit 832d22b by LegacyLogFixtureWriter;"
+                + " see LegacyLogFixture");
         Files.write(Path.of(args[0]), lines, StandardCharsets.UTF_8);
         System.out.println("wrote " + (lines.size() - 1) + " items to " + args[0]);
         System.exit(0);
