@@ -1606,8 +1606,8 @@ public abstract class WalStorageProviderConformanceTest {
     class TrimUnderLoad {
 
         /**
-         * Every trim completes within {@value TrimUnderLoadRun#MAX_ATTEMPTS_PER_TRIM} calls (only
-         * ProviderUnavailableException is retried), the state after each trim is dense with a retained range of at
+         * Every trim call succeeds at once ({@value TrimUnderLoadRun#MAX_ATTEMPTS_PER_TRIM} call; a
+         * ProviderUnavailableException fails the test), the state after each trim is dense with a retained range of at
          * most {@link TrimUnderLoadRun#MAX_RETAINED_RANGE} entries, and afterwards, also after reopen and recovery,
          * the log holds exactly the untrimmed committed entries, byte-exact.
          */
