@@ -1597,6 +1597,164 @@ public abstract class WalStorageProviderConformanceTest {
 
     // =================================================================================================================
 
+    /**
+     * Trim while the log is written: a writer thread stages and commits small batches without pause while another
+     * thread (same fence, same instance) trims through the tail the writer last committed, {@value
+     * TrimUnderLoadRun#TRIMS} times ({@link TrimUnderLoadRun} has the details and the bounds).
+     */
+    @Nested
+    class TrimUnderLoad {
+
+        /**
+         * Every trim call succeeds at once ({@value TrimUnderLoadRun#MAX_ATTEMPTS_PER_TRIM} call; a
+         * ProviderUnavailableException fails the test), the state after each trim is dense with a retained range of at
+         * most {@link TrimUnderLoadRun#MAX_RETAINED_RANGE} entries, and afterwards, also after reopen and recovery,
+         * the log holds exactly the untrimmed committed entries, byte-exact.
+         */
+        @Test
+        void everyTrimCompletesWhileTheLogIsWritten() throws Exception {
+            LogId log = log(0);
+            Fence f = claimAndReconcile(provider, log);
+            TrimUnderLoadRun.Result r = new TrimUnderLoadRun(provider, f, SEED, HANG_GUARD_SECONDS).run();
+            System.out.printf("trim under load on %s: %s%n", provider.describe().name(), r);
+            assertThat(r.trims()).isEqualTo(TrimUnderLoadRun.TRIMS);
+            assertThat(r.maxAttempts()).isBetween(1, TrimUnderLoadRun.MAX_ATTEMPTS_PER_TRIM);
+            assertThat(r.maxRetainedRange()).isLessThanOrEqualTo(TrimUnderLoadRun.MAX_RETAINED_RANGE);
+            assertThat(r.batches()).isGreaterThanOrEqualTo(TrimUnderLoadRun.TRIMS
+                    * TrimUnderLoadRun.MIN_BATCHES_BETWEEN_TRIMS);
+            List<LogEntry> expected = new ArrayList<>();
+            for (LogEntry e : entriesOf(r.retained())) {
+                if (e.offset() > r.lastWatermark()) {
+                    expected.add(e);
+                }
+            }
+            long tail = (long) r.batches() * TrimUnderLoadRun.ENTRIES_PER_BATCH - 1;
+            assertThat(provider.state(log).trimWatermark()).isEqualTo(r.lastWatermark());
+            assertLogHolds(provider, log, expected, tail);
+            reopenAndRecover(log);
+            assertLogHolds(provider, log, expected, tail);
+        }
+    }
+
+    // =================================================================================================================
+
+    /**
+     * Offsets never exceed {@link WalStorageProvider#MAX_OFFSET}: stage, commit, trim and checkpoint publish
+     * arguments above it are refused with IllegalArgumentException naming the limit, before any I/O (the log is
+     * unchanged and takes its next append at the same offset); a trim through MAX_OFFSET itself is legal and leaves
+     * a log whose counters did not overflow.
+     */
+    @Nested
+    class OffsetLimits {
+
+        private void assertRefused(Runnable call, String what) {
+            assertThatThrownBy(call::run).as(what).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("maximum offset");
+        }
+
+        private EncodedBatch at(long first, int count) {
+            return EncodedBatch.of(first, WalTestSupport.batchId(SEED, first, count),
+                    WalTestSupport.payloads(SEED, first, count, SMALL));
+        }
+
+        /** A batch whose last offset is above MAX_OFFSET is refused by stage and append. */
+        @Test
+        void stageEndingAboveMaxOffsetIsRefused() {
+            LogId log = log(0);
+            Fence f = claimAndReconcile(provider, log);
+            List<EncodedBatch> first = appendBatches(provider, f, 1, 3, SMALL);
+            LogSnapshot before = snapshot(provider, log);
+            long max = WalStorageProvider.MAX_OFFSET;
+            for (EncodedBatch b : List.of(at(max - 1, 3), at(max + 1, 1), at(Long.MAX_VALUE - 1, 1))) {
+                assertRefused(() -> provider.stage(log, f, b), "stage " + b.firstOffset() + ".." + b.lastOffset());
+                assertRefused(() -> provider.append(log, f, b), "append " + b.firstOffset() + ".." + b.lastOffset());
+            }
+            assertUnchanged(before, snapshot(provider, log));
+            List<EncodedBatch> all = new ArrayList<>(first);
+            all.addAll(appendBatches(provider, f, 1, 2, SMALL));
+            assertLogHolds(provider, log, entriesOf(all), 4);
+        }
+
+        /** commit through an offset above MAX_OFFSET is refused; the staged batch stays committable. */
+        @Test
+        void commitAboveMaxOffsetIsRefused() {
+            LogId log = log(0);
+            Fence f = claimAndReconcile(provider, log);
+            List<EncodedBatch> all = new ArrayList<>(appendBatches(provider, f, 1, 3, SMALL));
+            EncodedBatch pending = batch(SEED + 1, 3, 2, SMALL);
+            provider.stage(log, f, pending);
+            LogSnapshot before = snapshot(provider, log);
+            for (long through : new long[] {WalStorageProvider.MAX_OFFSET + 1, Long.MAX_VALUE}) {
+                assertRefused(() -> provider.commit(log, f, through), "commit through " + through);
+            }
+            assertUnchanged(before, snapshot(provider, log));
+            provider.commit(log, f, 4);
+            all.add(pending);
+            assertLogHolds(provider, log, entriesOf(all), 4);
+        }
+
+        /** trim(Long.MAX_VALUE) and trim(MAX_OFFSET + 1) are refused; the log keeps its entries and takes appends. */
+        @Test
+        void trimAboveMaxOffsetIsRefused() {
+            LogId log = log(0);
+            Fence f = claimAndReconcile(provider, log);
+            List<EncodedBatch> all = new ArrayList<>(appendBatches(provider, f, 1, 3, SMALL));
+            LogSnapshot before = snapshot(provider, log);
+            for (long through : new long[] {Long.MAX_VALUE, WalStorageProvider.MAX_OFFSET + 1}) {
+                assertRefused(() -> provider.trim(log, f, through), "trim through " + through);
+            }
+            assertUnchanged(before, snapshot(provider, log));
+            all.addAll(appendBatches(provider, f, 1, 2, SMALL));
+            assertLogHolds(provider, log, entriesOf(all), 4);
+        }
+
+        /** A checkpoint through an offset above MAX_OFFSET is refused; the latest checkpoint stays. */
+        @Test
+        void checkpointThroughAboveMaxOffsetIsRefused() {
+            LogId log = log(0);
+            Fence f = claimAndReconcile(provider, log);
+            appendBatches(provider, f, 1, 3, SMALL);
+            provider.checkpoints().publish(log, f, 1, 0, bytes(new byte[] {1, 2, 3}));
+            LogSnapshot before = snapshot(provider, log);
+            for (long through : new long[] {WalStorageProvider.MAX_OFFSET + 1, Long.MAX_VALUE}) {
+                assertRefused(() -> provider.checkpoints().publish(log, f, through, 0, bytes(new byte[] {4})),
+                        "checkpoint through " + through);
+            }
+            assertUnchanged(before, snapshot(provider, log));
+            provider.checkpoints().publish(log, f, 2, 0, bytes(new byte[] {5}));
+            assertThat(provider.checkpoints().latest(log).orElseThrow().throughOffset()).isEqualTo(2);
+        }
+
+        /**
+         * trim(MAX_OFFSET) is legal: the tail and the watermark move to MAX_OFFSET, lowestOffset is MAX_OFFSET + 1
+         * (no overflow), nothing is retained, also after reopen; the next offset is above the limit, so a stage
+         * there is refused.
+         */
+        @Test
+        void trimThroughMaxOffsetLeavesAFullButSaneLog() throws Exception {
+            LogId log = log(1);
+            Fence f = claimAndReconcile(provider, log);
+            appendBatches(provider, f, 1, 3, SMALL);
+            long max = WalStorageProvider.MAX_OFFSET;
+            provider.trim(log, f, max);
+            for (int round = 0; round < 2; round++) {
+                LogState s = provider.state(log);
+                assertThat(s.committedTail()).as("committed tail").isEqualTo(max);
+                assertThat(s.trimWatermark()).as("trim watermark").isEqualTo(max);
+                assertThat(s.lowestOffset()).as("lowest offset").isEqualTo(max + 1);
+                assertThat(s.retainedEntries()).as("retained entries").isZero();
+                assertThat(s.retainedPayloadBytes()).as("retained payload bytes").isZero();
+                assertThat(readAll(provider, log)).isEmpty();
+                Fence current = f;
+                assertRefused(() -> provider.stage(log, current, at(max + 1, 1)), "stage at MAX_OFFSET + 1");
+                provider.commit(log, f, max);
+                f = reopenAndRecover(log);
+            }
+        }
+    }
+
+    // =================================================================================================================
+
     /** Checkpoints: byte-exact, atomic, replaceable, deletable, fenced, bounded by the tail, durable. */
     @Nested
     class Checkpoints {

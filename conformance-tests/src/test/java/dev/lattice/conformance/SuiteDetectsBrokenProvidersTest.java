@@ -113,6 +113,8 @@ class SuiteDetectsBrokenProvidersTest {
                         Set.of("listingsShowWhatExists")),
                 new Mutant("state counts trimmed payload bytes", CountsTrimmedBytes::new,
                         Set.of("trimIsInclusiveAndCountersFollow", "countersAreExact")),
+                new Mutant("trim above MAX_OFFSET accepted as 'drop everything'", AcceptsTrimAboveMaxOffset::new,
+                        Set.of("trimAboveMaxOffsetIsRefused")),
                 new Mutant("declares limits above the real service's (lenient backend)", Function.identity(),
                         Set.of("declaredLimitsAreTestable", "entryAtMaxEntryBytesRoundTripsAndOneMoreByteIsRefused",
                                 "batchAtMaxEntriesRoundTripsAndOneMoreEntryIsRefused",
@@ -155,6 +157,29 @@ class SuiteDetectsBrokenProvidersTest {
     }
 
     // ---- the mutants ----------------------------------------------------------------------------------------------
+
+    /**
+     * Takes a trim above {@link WalStorageProvider#MAX_OFFSET} (Pekko's "delete all" idiom, {@code Long.MAX_VALUE})
+     * as a trim through the committed tail instead of refusing it: the caller never learns that its offset was out
+     * of range.
+     */
+    static final class AcceptsTrimAboveMaxOffset extends ForwardingProvider {
+        AcceptsTrimAboveMaxOffset(WalStorageProvider d) {
+            super(d);
+        }
+
+        @Override
+        public void trim(LogId log, Fence fence, long throughInclusive) {
+            if (throughInclusive > WalStorageProvider.MAX_OFFSET) {
+                long tail = super.state(log).committedTail();
+                if (tail >= 0) {
+                    super.trim(log, fence, tail);
+                }
+                return;
+            }
+            super.trim(log, fence, throughInclusive);
+        }
+    }
 
     /** Swallows FencedException from commit: a stale writer's commit "succeeds". */
     static final class IgnoresFenceOnCommit extends ForwardingProvider {

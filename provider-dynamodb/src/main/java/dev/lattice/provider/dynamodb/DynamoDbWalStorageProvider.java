@@ -81,13 +81,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *       batch is recognised as success and a newer writer overwrites older leftovers.</li>
  *   <li>{@code commit(through)}: one conditional {@code UpdateItem} of the head (condition on epoch, tail and
  *       version) that moves the tail over every batch staged up to {@code through}: all-or-nothing however many
- *       items the batches span.</li>
+ *       items the batches span. The counters are added ({@code ADD}), never set.</li>
  *   <li>{@code read}: one {@code GetItem} of the head, then {@code Query} on the log's partition from the first
  *       wanted offset to the tail, strongly consistent, paged by {@code LastEvaluatedKey}, stopping at the bound; a
  *       chunk counts only if it continues the chain of committed batches and its epoch is the one that committed
  *       those offsets (head segments), so a stale writer's late leftovers are never read.</li>
  *   <li>{@code trim}: the head update (watermark, counters) first, then {@code BatchWriteItem} deletes; unprocessed
- *       items are resubmitted with backoff until done or the deadline.</li>
+ *       items are resubmitted with backoff until done or the deadline. A trim within the tail conditions on the
+ *       epoch and the watermark it planned from, not on the version or the tail, so it never competes with commits;
+ *       a trim beyond the tail, which moves the tail, conditions on both like a commit.</li>
  *   <li>{@code reconcile}: deletes (conditionally) every item above the tail and finishes interrupted trims and
  *       checkpoint publishes.</li>
  *   <li>Checkpoints: chunk items in a partition of their own, published by one conditional head update of the
@@ -776,7 +778,6 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         names.put("#n", Layout.RETAINED_ENTRIES);
         names.put("#r", Layout.RETAINED_BYTES);
         names.put("#y", Layout.CHUNK_BYTES);
-        names.put("#g", Layout.SEGMENTS);
         names.put("#cm", Layout.COMMITS);
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":e", Layout.n(fence.epoch()));
@@ -784,15 +785,22 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         values.put(":ot", Layout.n(cur.tail()));
         values.put(":nv", Layout.n(next.version()));
         values.put(":t", Layout.n(next.tail()));
-        values.put(":n", Layout.n(next.entries()));
-        values.put(":r", Layout.n(next.payloadBytes()));
-        values.put(":y", Layout.n(next.chunkBytes()));
-        values.put(":g", Layout.b(segments.encode()));
-        values.put(":cm", Layout.n(next.commits()));
+        values.put(":dn", Layout.n(entries));
+        values.put(":dr", Layout.n(bytes));
+        values.put(":dy", Layout.n(itemBytes));
+        values.put(":one", Layout.n(1));
+        String set = "SET #t = :t, #v = :nv";
+        if (segments != cur.segments()) {
+            // Only the first commit of an epoch writes the segments; a concurrent trim may prune them meanwhile,
+            // and writing back the unpruned ones it pruned is harmless (they cover offsets below the watermark).
+            names.put("#g", Layout.SEGMENTS);
+            values.put(":g", Layout.b(segments.encode()));
+            set += ", #g = :g";
+        }
         Map<String, AttributeValue> done;
         try {
-            done = calls.update(slot.log, headKey(slot),
-                    "SET #t = :t, #v = :nv, #n = :n, #r = :r, #y = :y, #g = :g, #cm = :cm",
+            // Counters by ADD: a trim subtracts from them without raising the version (it does not conflict).
+            done = calls.update(slot.log, headKey(slot), set + " ADD #n :dn, #r :dr, #y :dy, #cm :one",
                     "#e = :e AND #v = :v AND #t = :ot", names, values, ReturnValue.NONE);
         } catch (RuntimeException e) {
             slot.head = null;
@@ -999,6 +1007,17 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
     private record TrimPlan(long entries, long payloadBytes, long itemBytes, List<Map<String, AttributeValue>> keys) {
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One conditional head update, then the deletes. A trim within the committed tail (the engine's case) sets
+     * the watermark and subtracts the counters with {@code ADD}, conditioned only on what it depends on: the epoch,
+     * the watermark it planned from, a tail at or above the new watermark and, when it prunes commit segments, the
+     * segments it pruned. It never raises the version and never writes the tail, so commits, which condition on the
+     * version and the tail, never refuse it nor are refused by it. A trim beyond the tail also moves the tail, so it
+     * conditions on the version and the tail like a commit and raises the version: it and a concurrent commit under
+     * the same fence are serialised, and the loser re-reads the head.
+     */
     @Override
     public void trim(LogId log, Fence fence, long throughInclusive) {
         SpiChecks.trim(log, fence, throughInclusive);
@@ -1018,15 +1037,10 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
                 }
                 continue;
             }
-            long newTail = Math.max(h.tail(), throughInclusive);
+            boolean beyondTail = throughInclusive > h.tail();
             Segments segments = h.segments().prunedThrough(throughInclusive);
-            Head next = new Head(h.epoch(), h.version() + 1, newTail, throughInclusive, h.entries() - plan.entries(),
-                    h.payloadBytes() - plan.payloadBytes(), h.chunkBytes() - plan.itemBytes(), segments,
-                    h.checkpoints(), h.pendingGenerations(), h.garbageGenerations(), h.registered(), h.commits(),
-                    h.trims() + 1);
             Map<String, String> names = new HashMap<>();
             names.put("#e", Layout.EPOCH);
-            names.put("#v", Layout.VERSION);
             names.put("#t", Layout.TAIL);
             names.put("#w", Layout.WATERMARK);
             names.put("#n", Layout.RETAINED_ENTRIES);
@@ -1035,25 +1049,39 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
             names.put("#tm", Layout.TRIMS);
             Map<String, AttributeValue> values = new HashMap<>();
             values.put(":e", Layout.n(fence.epoch()));
-            values.put(":v", Layout.n(h.version()));
-            values.put(":nv", Layout.n(next.version()));
-            values.put(":t", Layout.n(next.tail()));
-            values.put(":w", Layout.n(next.watermark()));
-            values.put(":n", Layout.n(next.entries()));
-            values.put(":r", Layout.n(next.payloadBytes()));
-            values.put(":y", Layout.n(next.chunkBytes()));
-            values.put(":tm", Layout.n(next.trims()));
-            String update = "SET #t = :t, #w = :w, #v = :nv, #n = :n, #r = :r, #y = :y, #tm = :tm";
-            if (segments.size() > 0) {
+            values.put(":ow", Layout.n(h.watermark()));
+            values.put(":w", Layout.n(throughInclusive));
+            values.put(":dn", Layout.n(-plan.entries()));
+            values.put(":dr", Layout.n(-plan.payloadBytes()));
+            values.put(":dy", Layout.n(-plan.itemBytes()));
+            values.put(":one", Layout.n(1));
+            StringBuilder set = new StringBuilder("SET #w = :w");
+            StringBuilder condition = new StringBuilder("#e = :e AND #w = :ow");
+            if (beyondTail) {
+                names.put("#v", Layout.VERSION);
+                values.put(":v", Layout.n(h.version()));
+                values.put(":nv", Layout.n(h.version() + 1));
+                values.put(":ot", Layout.n(h.tail()));
+                set.append(", #t = :w, #v = :nv");
+                condition.append(" AND #v = :v AND #t = :ot");
+            } else {
+                condition.append(" AND #t >= :w");
+            }
+            if (segments != h.segments()) {
                 names.put("#g", Layout.SEGMENTS);
                 values.put(":g", Layout.b(segments.encode()));
-                update += ", #g = :g";
+                values.put(":og", Layout.b(h.segments().encode()));
+                set.append(", #g = :g");
+                condition.append(" AND #g = :og");
             }
+            String update = set + " ADD #n :dn, #r :dr, #y :dy, #tm :one";
+            Head next = h.trimmed(throughInclusive, beyondTail, plan.entries(), plan.payloadBytes(), plan.itemBytes(),
+                    segments);
             List<Staged> dropped = new ArrayList<>();
             synchronized (slot) {
                 Map<String, AttributeValue> done;
                 try {
-                    done = calls.update(log, headKey(slot), update, "#e = :e AND #v = :v", names, values,
+                    done = calls.update(log, headKey(slot), update, condition.toString(), names, values,
                             ReturnValue.NONE);
                 } catch (RuntimeException e) {
                     slot.head = null;

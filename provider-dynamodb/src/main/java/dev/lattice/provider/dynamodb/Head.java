@@ -12,7 +12,9 @@ import java.util.Set;
  * and checkpoint publish. Immutable and thread-safe.
  *
  * @param epoch the current epoch (0 never happens for a stored head: a head is created by the first claim)
- * @param version raised by every conditional update; the compare-and-set token
+ * @param version the compare-and-set token of commits: raised by every head update that moves the tail, the epoch
+ *     or the checkpoint catalog; a trim within the tail does not raise it (so commits and trims never conflict),
+ *     hence two heads of one version may differ in their watermark, which only ever grows
  * @param tail the committed tail, {@code -1} when nothing was committed
  * @param watermark the trim watermark, {@code -1} when never trimmed
  * @param entries retained committed entries
@@ -72,6 +74,42 @@ record Head(long epoch, long version, long tail, long watermark, long entries, l
     LogState toState() {
         return new LogState(lowestOffset(), tail, watermark, epoch, entries, payloadBytes,
                 chunkBytes + checkpoints.totalBytes());
+    }
+
+    /**
+     * A copy as after a trim.
+     *
+     * @param newWatermark the new watermark
+     * @param beyondTail whether the trim passes the tail (then the tail moves up to the watermark and the version is
+     *     raised; otherwise the version stays)
+     * @param dropEntries committed entries that leave
+     * @param dropBytes their payload bytes
+     * @param dropChunkBytes item bytes of the chunks deleted
+     * @param newSegments the pruned segments
+     * @return the new head
+     */
+    Head trimmed(long newWatermark, boolean beyondTail, long dropEntries, long dropBytes, long dropChunkBytes,
+                 Segments newSegments) {
+        return new Head(epoch, beyondTail ? version + 1 : version, beyondTail ? newWatermark : tail, newWatermark,
+                entries - dropEntries, payloadBytes - dropBytes, chunkBytes - dropChunkBytes, newSegments,
+                checkpoints, pendingGenerations, garbageGenerations, registered, commits, trims + 1);
+    }
+
+    /**
+     * This head with a higher watermark learnt from another head of the same epoch (a trim that did not raise the
+     * version); the segments stay (a superset of the pruned ones is still right). Counters are not merged: the
+     * provider reports them only from a fresh read.
+     *
+     * @param other another head
+     * @return this, or a copy with {@code other}'s watermark when that is higher and the epochs match
+     */
+    Head withWatermarkOf(Head other) {
+        if (other == null || other.epoch != epoch || other.watermark <= watermark) {
+            return this;
+        }
+        return new Head(epoch, version, Math.max(tail, other.watermark), other.watermark, entries, payloadBytes,
+                chunkBytes, segments, checkpoints, pendingGenerations, garbageGenerations, registered, commits,
+                trims);
     }
 
     /** @return a copy with another segments list, tail and counters, as after a commit (version raised) */

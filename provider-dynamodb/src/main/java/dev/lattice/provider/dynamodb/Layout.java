@@ -55,7 +55,7 @@ final class Layout {
     static final String CRC = "x";
 
     // Head items (EPOCH as above).
-    /** Version, raised by every conditional head update. */
+    /** Version: raised by claim, commit, checkpoint publish and delete, a trim beyond the tail ({@link Head}). */
     static final String VERSION = "v";
     /** Committed tail. */
     static final String TAIL = "t";

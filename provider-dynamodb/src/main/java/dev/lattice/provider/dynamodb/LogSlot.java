@@ -78,14 +78,17 @@ final class LogSlot {
     }
 
     /**
-     * Records a head read or written, if it is newer than the one known; forgets the registry of an older epoch and
+     * Records a head read or written, if it is newer than the one known (higher version), keeping the higher of the
+     * two watermarks (a trim within the tail does not raise the version); forgets the registry of an older epoch and
      * staged batches the tail has passed.
      *
      * @param h the head
      */
     void install(Head h) {
         if (head == null || h.version() >= head.version()) {
-            head = h;
+            head = h.withWatermarkOf(head);
+        } else {
+            head = head.withWatermarkOf(h);
         }
         if (registryEpoch != 0 && h.epoch() > registryEpoch) {
             registryEpoch = 0;

@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -101,6 +102,7 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
     private final AtomicLong maxItemBytes = new AtomicLong();
     private volatile int unprocessedCalls;
     private volatile boolean unprocessedForever;
+    private volatile Consumer<DynamoDbRequest> beforeSend;
 
     CheckingDynamoDbClient(DynamoDbClient delegate) {
         this.delegate = delegate;
@@ -124,8 +126,19 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
         return r;
     }
 
-    /** Removes every fault rule and throttling simulation. */
+    /**
+     * Sets an action run just before each request is sent (after it is counted, before fault rules), on the calling
+     * thread; null for none. Lets a test change the table between a provider's read and its conditional write.
+     *
+     * @param action the action, given the request
+     */
+    void beforeSending(Consumer<DynamoDbRequest> action) {
+        this.beforeSend = action;
+    }
+
+    /** Removes every fault rule, the {@link #beforeSending} action and throttling simulation. */
     void clearFaults() {
+        beforeSend = null;
         rules.clear();
         unprocessedCalls = 0;
         unprocessedForever = false;
@@ -165,6 +178,10 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
     private <T> T run(DynamoDbRequest request, Supplier<T> send) {
         counts.computeIfAbsent(request.getClass().getSimpleName(),
                 k -> new AtomicLong()).incrementAndGet();
+        Consumer<DynamoDbRequest> hook = beforeSend;
+        if (hook != null) {
+            hook.accept(request);
+        }
         Rule firing = null;
         for (Rule r : rules) {
             if (!r.type.isInstance(request) || !r.match.test(request)) {
