@@ -236,8 +236,29 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         }
         Snap s = r.absent() ? new Snap(null, null, 0)
                 : new Snap(Manifest.decode(h.id, r.bytes()), r.etag(), r.bytes().length);
+        checkNotBehind(h.id, cur, s);
         remember(h, s);
         return s;
+    }
+
+    /**
+     * The committed tail never goes back: a manifest that vanished after this instance saw one, or a newer
+     * generation with a lower tail, was replaced outside the protocol (a restore, a manual edit).
+     */
+    private static void checkNotBehind(LogId log, Snap before, Snap now) {
+        if (before == null || before.m == null) {
+            return;
+        }
+        long tail = before.m.data().tail();
+        if (now.m == null) {
+            throw new CorruptLogException(log, before.m.data().watermark() + 1, "the manifest (committed tail " + tail
+                    + ") no longer exists: the log was deleted or replaced outside this provider");
+        }
+        if (now.m.generation() > before.m.generation() && now.m.data().tail() < tail) {
+            throw new CorruptLogException(log, now.m.data().tail() + 1, "the committed tail went back from " + tail
+                    + " to " + now.m.data().tail() + " (manifest generation " + before.m.generation() + " -> "
+                    + now.m.generation() + "): the manifest was replaced outside this provider");
+        }
     }
 
     private Snap known(LogHandle h) {
@@ -613,7 +634,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         } catch (CorruptLogException e) {
             return null;
         }
-        if (!p.atBoundary() || found.isEmpty() || idx + found.size() > frames.size()) {
+        if (p.failure() != null || !p.atBoundary() || found.isEmpty() || idx + found.size() > frames.size()) {
             return null;
         }
         for (int j = 0; j < found.size(); j++) {
@@ -676,10 +697,16 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             }
             try {
                 return new ReadPage(collect(log, d, bound, maxEntries, maxBytes), d.tail());
-            } catch (BlobGateway.Gone e) {
-                // a segment was dropped by a trim or compaction after we read the manifest: read it again
+            } catch (SegmentMissing e) {
+                // A segment dropped by a trim or compaction after we read the manifest: read it again. One that the
+                // manifest still names is committed data that is gone.
+                Snap now = fresh(h);
+                if (now.m != null && now.m.generation() == s.m.generation()) {
+                    throw new CorruptLogException(log, e.firstOffset, "segment " + e.name + " holds committed"
+                            + " offsets from " + e.firstOffset + " but does not exist", e.getCause());
+                }
                 if (attempt >= 4) {
-                    throw new WalStorageException(log, "segments kept disappearing while reading", e);
+                    throw new WalStorageException(log, "segments kept disappearing while reading", e.getCause());
                 }
             }
         }
@@ -701,6 +728,10 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             out.add(new LogEntry(offset, Arrays.copyOfRange(buf, pos, pos + len)));
             bytes[0] += len;
             next[0]++;
+            if (out.size() >= maxEntries || bytes[0] >= maxBytes) {
+                full[0] = true; // stop here: a page never reads (or trips over) bytes past what it returns
+                return false;
+            }
             return true;
         };
         for (SegmentRef seg : d.segments()) {
@@ -710,7 +741,11 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             if (seg.lastOffset() < next[0]) {
                 continue;
             }
-            cache.scan(log, seg, next[0] - 1, loader(log), f -> f.forEach(next[0], take));
+            try {
+                cache.scan(log, seg, next[0] - 1, loader(log), f -> f.forEach(next[0], take));
+            } catch (BlobGateway.Gone e) {
+                throw new SegmentMissing(seg.name(), next[0], e);
+            }
         }
         if (!full[0]) {
             for (Frame f : d.inlineFrames(log)) {
@@ -726,6 +761,19 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         return out;
     }
 
+    /** A segment named by the manifest a read used was not found; {@code firstOffset} is the first one it lost. */
+    private static final class SegmentMissing extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final String name;
+        final long firstOffset;
+
+        SegmentMissing(String name, long firstOffset, Throwable cause) {
+            super(null, cause, false, false);
+            this.name = name;
+            this.firstOffset = firstOffset;
+        }
+    }
+
     private SegmentCache.Loader loader(LogId log) {
         return (name, offset, count) -> blobs.download(log, name, offset, count);
     }
@@ -739,7 +787,8 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         if (now.epoch() != fence.epoch()) {
             return new FencedException(h.id, fence.epoch(), now.epoch(), e);
         }
-        return new WalStorageException(h.id, "a segment named by the manifest does not exist", e);
+        return new CorruptLogException(h.id, now.m == null ? -1 : now.m.data().watermark() + 1, "a segment named by"
+                + " the committed manifest does not exist", e);
     }
 
     /** The committed frame that starts at {@code first}, or null. */
@@ -999,6 +1048,12 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         try {
             Snap s = fresh(h);
             checkFence(log, fence, s.epoch());
+            // The manifest (CRC-checked) is the commit point: the tail comes from it, never from a scan, so damage
+            // cannot lower it. Its coverage of (watermark, tail] and its inline frames are checked here (no request);
+            // segment bytes at read, which the engine's open does for everything above its checkpoint.
+            if (s.m != null) {
+                s.m.data().checkWhole(log);
+            }
             int rolledBack;
             synchronized (h.staged) {
                 rolledBack = h.staged.size();
