@@ -20,6 +20,7 @@ import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RepairReport;
 import dev.lattice.spi.SpiChecks;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
@@ -122,7 +123,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         this.cache = new SegmentCache(config.cacheBytes(), config.readChunkBytes(), stats);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
-                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT),
+                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT, ProviderFeature.REPAIR),
                 config.replayCostModel());
     }
 
@@ -1060,6 +1061,100 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
                 h.staged.clear();
             }
             return new ReconcileResult(s.m.data().tail(), rolledBack, 0, 0);
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Explicit operator repair: reads every committed byte above the trim watermark (bypassing the cache), and when
+     * it finds damage truncates the log at the first offset that cannot be read, in one conditional manifest write:
+     * the segments before the damage stay, the damaged segment's committed length moves back to the start of its
+     * damaged block, the intact frames of that block before the damage are copied into a fresh segment first, and
+     * later segments and the inline tail are dropped (their blobs deleted after the write). When the latest
+     * checkpoint covers the damage, the log is instead trimmed through the checkpoint (nothing it holds is lost).
+     * Lost offsets are exactly {@code firstLostOffset .. lastLostOffset} of the report.
+     *
+     * @throws FencedException if the fence is stale
+     * @throws ProviderUnavailableException on a transient failure, or when the manifest changed during the repair
+     *     (run it again)
+     * @throws WalStorageException on any other backend failure
+     */
+    @Override
+    public RepairReport repair(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        LogHandle h = handle(log);
+        h.lock.lock();
+        try {
+            Snap s = fresh(h);
+            checkFence(log, fence, s.epoch());
+            LogData d = s.m.data();
+            DamageScan.Result r = new DamageScan(log, config.readChunkBytes(),
+                    (name, offset, count) -> blobs.download(log, name, offset, count)).scan(d);
+            if (r.clean()) {
+                return RepairReport.clean(log, d.tail());
+            }
+            long intactTail = r.firstBad() - 1;
+            CheckpointRef latest = s.m.latestCheckpoint();
+            List<String> garbage = new ArrayList<>(r.dropped());
+            LogData next;
+            String how;
+            if (latest != null && latest.through() >= intactTail + 1) {
+                long through = Math.max(latest.through(), d.watermark());
+                d.segments().forEach(seg -> garbage.add(seg.name()));
+                next = new LogData(Math.max(through, d.watermark()), through, List.of(), new byte[0], 0, 0);
+                how = "; the latest checkpoint (through " + latest.through() + ") covers it: trimmed through it";
+            } else {
+                List<SegmentRef> segs = new ArrayList<>(r.segments());
+                if (!r.stranded().isEmpty()) {
+                    SegmentRef fresh = roll(h, fence, r.stranded().get(0).firstOffset());
+                    byte[] block = Frames.block(r.stranded());
+                    try {
+                        blobs.appendBlock(log, fresh.name(), block, 0);
+                    } catch (BlobGateway.AppendPositionNotMet | BlobGateway.Gone e) {
+                        throw new ProviderUnavailableException(log, "a fresh repair segment was changed by someone"
+                                + " else", e);
+                    }
+                    segs.add(extend(fresh, r.stranded(), block.length, 1));
+                }
+                long inlinePayload = 0;
+                for (Frame f : r.inline()) {
+                    inlinePayload += f.payloadBytes();
+                }
+                next = new LogData(Math.max(intactTail, d.watermark()), d.watermark(), segs,
+                        Frames.concat(r.inline()), r.inline().size(), inlinePayload);
+                how = "";
+            }
+            long tailAfter = next.tail();
+            try {
+                casWrite(h, s, m -> {
+                    checkFenceOf(log, fence, m);
+                    if (!m.data().equals(d)) {
+                        throw Restart.INSTANCE;
+                    }
+                    return m.withData(next);
+                });
+            } catch (Restart e) {
+                throw new ProviderUnavailableException(log, "the log changed during repair; nothing was repaired, run"
+                        + " it again", null);
+            }
+            if (r.damagedSegment() != null) {
+                h.dirty.add(r.damagedSegment()); // bytes past its new committed length: never appended to again
+            }
+            for (SegmentRef seg : d.segments()) {
+                cache.forget(seg.name());
+            }
+            synchronized (h.staged) {
+                h.staged.clear();
+            }
+            for (String g : garbage) {
+                deleteQuietly(log, g);
+            }
+            LOG.log(System.Logger.Level.WARNING, "log {0}: repaired: tail {1} -> {2} ({3}){4}", log, d.tail(),
+                    tailAfter, r.detail(), how);
+            long firstLost = tailAfter < d.tail() ? tailAfter + 1 : -1;
+            return new RepairReport(log, d.tail(), tailAfter, firstLost, firstLost < 0 ? -1 : d.tail(),
+                    "first damage at offset " + r.firstBad() + ": " + r.detail() + how);
         } finally {
             h.lock.unlock();
         }

@@ -74,6 +74,14 @@ final class BlockParser {
         return offsetKnown ? nextOffset : -1;
     }
 
+    /**
+     * @return the segment position of the start of the block the parser is in: the last block boundary at or before
+     *     {@link #position()} (where a damaged or unfinished block begins)
+     */
+    long cutPosition() {
+        return blockRemaining > 0 ? blockPos : pos;
+    }
+
     /** @return the damage found (the next {@link #feed} throws it), or null */
     CorruptLogException failure() {
         return failure;
