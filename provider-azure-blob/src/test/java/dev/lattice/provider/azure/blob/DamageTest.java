@@ -3,6 +3,9 @@ package dev.lattice.provider.azure.blob;
 import com.azure.core.util.BinaryData;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.specialized.AppendBlobClient;
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeConfig;
+import dev.lattice.engine.Tree;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
@@ -240,5 +243,48 @@ class DamageTest extends BlobTestSupport {
         blob(s, "t/0000/manifest").delete();
         assertThat(catchThrowableOfType(() -> a.read(LOG, -1, 10, 1000), CorruptLogException.class)
                 .getMessage()).contains("no longer exists");
+    }
+
+    /** Through the engine: a damaged middle block of a tree's log makes its open fail with the corruption. */
+    @Test
+    void theEnginesOpenFailsOnADamagedMiddleFrame() throws Exception {
+        AzuriteBlobs.Storage s = storage(b -> b.inlineTailBytes(0));
+        Lattice writer = Lattice.open(LatticeConfig.builder().provider(s.open(), true).partitions(1).build());
+        try {
+            Tree t = writer.tree("eng");
+            for (int i = 0; i < 30; i++) {
+                t.put(String.format("k%03d", i), new byte[40]);
+            }
+            LogId log = new LogId("eng", 0);
+            Manifest.SegmentRef seg = manifest(s, log).data().segments().get(0);
+            byte[] bytes = blob(s, seg.name()).downloadContent().toBytes();
+            assertThat(seg.blocks()).isGreaterThanOrEqualTo(20);
+            byte[] damaged = bytes.clone();
+            damaged[bytes.length / 2] ^= 0x04; // inside a middle block: a frame of the acknowledged puts
+            rewrite(s, seg.name(), damaged);
+            Lattice reader = Lattice.open(LatticeConfig.builder().provider(s.open(), true).partitions(1).build());
+            try {
+                Throwable e = org.assertj.core.api.Assertions.catchThrowable(() -> reader.tree("eng"));
+                assertThat(e).as("opening the tree fails").isNotNull();
+                System.out.println("engine open of the damaged tree failed: " + e);
+                CorruptLogException c = null;
+                for (Throwable x = e; x != null && c == null; x = x.getCause()) {
+                    if (x instanceof CorruptLogException cle) {
+                        c = cle;
+                    }
+                }
+                assertThat(c).as("the cause chain names the corruption: " + e).isNotNull();
+                assertThat(c.log()).isEqualTo(log);
+                assertThat(c.offset()).isBetween(1L, 29L);
+            } finally {
+                reader.close();
+            }
+        } finally {
+            try {
+                writer.close(); // fenced by the reader's claim: its close may report that
+            } catch (RuntimeException ignored) {
+                // expected for a fenced owner
+            }
+        }
     }
 }
