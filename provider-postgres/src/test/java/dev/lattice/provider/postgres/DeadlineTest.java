@@ -161,4 +161,27 @@ class DeadlineTest {
         }
         return out;
     }
+
+    @Test
+    void deadlineOptionsHaveDefaultsAndAreChecked() {
+        URI uri = URI.create("postgres://127.0.0.1:1/db?user=u");
+        PostgresSettings d = PostgresSettings.fromUri(uri, Map.of(), k -> null);
+        assertThat(d.statementTimeout).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(d.socketTimeout).isEqualTo(java.time.Duration.ofSeconds(45));
+        assertThat(d.poolTimeout).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(d.connectTimeout).isEqualTo(java.time.Duration.ofSeconds(10));
+        PostgresSettings raised = PostgresSettings.fromUri(uri, Map.of("statementTimeout", "2m"), k -> null);
+        assertThat(raised.socketTimeout).as("kept above a raised statement timeout")
+                .isEqualTo(java.time.Duration.ofSeconds(135));
+        assertThat(PostgresSettings.fromUri(uri, Map.of("socketTimeout", "1500ms",
+                "statementTimeout", "1s"), k -> null)
+                .socketTimeoutSeconds()).isEqualTo(2);
+        assertThat(catchThrowable(() -> PostgresSettings.fromUri(uri, Map.of("statementTimeout", "10s",
+                "socketTimeout", "10s"), k -> null))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("socketTimeout").hasMessageContaining("statementTimeout");
+        assertThat(catchThrowable(() -> PostgresSettings.fromUri(uri, Map.of("poolTimeout", "100ms"), k -> null)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("poolTimeout");
+        assertThat(catchThrowable(() -> PostgresSettings.fromUri(uri, Map.of("statementTimeout", "50ms"),
+                k -> null))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms");
+    }
 }
