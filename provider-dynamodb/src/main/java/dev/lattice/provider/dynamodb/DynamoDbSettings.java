@@ -27,7 +27,11 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code keyPrefix}</td><td>empty</td><td>prefix of every partition key (0-64 of
  *       {@code [A-Za-z0-9_.-]}), so several providers share one table</td></tr>
  *   <tr><td>{@code apiCallTimeout}</td><td>{@code 30s}</td><td>total time of one SDK call, retries included</td></tr>
+ *   <tr><td>{@code apiCallAttemptTimeout}</td><td>{@code 10s}</td><td>time of one HTTP attempt of an SDK call (at
+ *       most {@code apiCallTimeout})</td></tr>
  *   <tr><td>{@code connectTimeout}</td><td>{@code 5s}</td><td>TCP connect timeout</td></tr>
+ *   <tr><td>{@code socketTimeout}</td><td>{@code apiCallAttemptTimeout}</td><td>longest wait for the next bytes of
+ *       a response (the HTTP client's read timeout)</td></tr>
  *   <tr><td>{@code maxAttempts}</td><td>{@code 3}</td><td>SDK attempts per call (1 = no SDK retry)</td></tr>
  *   <tr><td>{@code batchWriteDeadline}</td><td>{@code 30s}</td><td>how long unprocessed {@code BatchWriteItem}
  *       deletes are resubmitted</td></tr>
@@ -41,8 +45,8 @@ public final class DynamoDbSettings {
 
     /** The option names {@link #fromUri(URI, Map)} accepts. */
     public static final Set<String> OPTIONS = Set.of("table", "region", "endpoint", "accessKeyId", "secretAccessKey",
-            "sessionToken", "createTable", "keyPrefix", "apiCallTimeout", "connectTimeout", "maxAttempts",
-            "batchWriteDeadline", "tableActiveTimeout");
+            "sessionToken", "createTable", "keyPrefix", "apiCallTimeout", "apiCallAttemptTimeout", "connectTimeout",
+            "socketTimeout", "maxAttempts", "batchWriteDeadline", "tableActiveTimeout");
 
     private static final Pattern TABLE = Pattern.compile("[A-Za-z0-9_.-]{3,255}");
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_.-]{0,64}");
@@ -57,7 +61,9 @@ public final class DynamoDbSettings {
     private final boolean createTable;
     private final String keyPrefix;
     private final Duration apiCallTimeout;
+    private final Duration apiCallAttemptTimeout;
     private final Duration connectTimeout;
+    private final Duration socketTimeout;
     private final int maxAttempts;
     private final Duration batchWriteDeadline;
     private final Duration tableActiveTimeout;
@@ -72,7 +78,10 @@ public final class DynamoDbSettings {
         this.createTable = b.createTable;
         this.keyPrefix = b.keyPrefix;
         this.apiCallTimeout = b.apiCallTimeout;
+        this.apiCallAttemptTimeout = b.apiCallAttemptTimeout.compareTo(b.apiCallTimeout) > 0 ? b.apiCallTimeout
+                : b.apiCallAttemptTimeout;
         this.connectTimeout = b.connectTimeout;
+        this.socketTimeout = b.socketTimeout != null ? b.socketTimeout : this.apiCallAttemptTimeout;
         this.maxAttempts = b.maxAttempts;
         this.batchWriteDeadline = b.batchWriteDeadline;
         this.tableActiveTimeout = b.tableActiveTimeout;
@@ -129,7 +138,11 @@ public final class DynamoDbSettings {
         b.createTable(o.getBoolean("createTable", false));
         b.keyPrefix(o.get("keyPrefix", ""));
         b.apiCallTimeout(o.getDuration("apiCallTimeout", b.apiCallTimeout));
+        b.apiCallAttemptTimeout(o.getDuration("apiCallAttemptTimeout", b.apiCallAttemptTimeout));
         b.connectTimeout(o.getDuration("connectTimeout", b.connectTimeout));
+        if (o.get("socketTimeout") != null) {
+            b.socketTimeout(o.getDuration("socketTimeout", null));
+        }
         b.maxAttempts((int) o.getLong("maxAttempts", b.maxAttempts, 1, 20));
         b.batchWriteDeadline(o.getDuration("batchWriteDeadline", b.batchWriteDeadline));
         b.tableActiveTimeout(o.getDuration("tableActiveTimeout", b.tableActiveTimeout));
@@ -203,9 +216,19 @@ public final class DynamoDbSettings {
         return apiCallTimeout;
     }
 
+    /** @return the time of one HTTP attempt of an SDK call (never above {@link #apiCallTimeout()}) */
+    public Duration apiCallAttemptTimeout() {
+        return apiCallAttemptTimeout;
+    }
+
     /** @return the TCP connect timeout */
     public Duration connectTimeout() {
         return connectTimeout;
+    }
+
+    /** @return the HTTP client's read timeout: longest wait for the next bytes of a response */
+    public Duration socketTimeout() {
+        return socketTimeout;
     }
 
     /** @return SDK attempts per call */
@@ -230,7 +253,8 @@ public final class DynamoDbSettings {
                 + ", endpoint=" + (endpoint == null ? "(default)" : endpoint)
                 + ", credentials=" + (accessKeyId == null ? "default chain" : "static (key id set)")
                 + ", createTable=" + createTable + ", keyPrefix='" + keyPrefix + "', apiCallTimeout="
-                + apiCallTimeout + ", maxAttempts=" + maxAttempts + "]";
+                + apiCallTimeout + ", apiCallAttemptTimeout=" + apiCallAttemptTimeout + ", socketTimeout=" + socketTimeout
+                + ", maxAttempts=" + maxAttempts + "]";
     }
 
     /** Builds {@link DynamoDbSettings}. Not thread-safe. */
@@ -244,7 +268,9 @@ public final class DynamoDbSettings {
         private boolean createTable;
         private String keyPrefix = "";
         private Duration apiCallTimeout = Duration.ofSeconds(30);
+        private Duration apiCallAttemptTimeout = Duration.ofSeconds(10);
         private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration socketTimeout;
         private int maxAttempts = 3;
         private Duration batchWriteDeadline = Duration.ofSeconds(30);
         private Duration tableActiveTimeout = Duration.ofSeconds(120);
@@ -344,6 +370,26 @@ public final class DynamoDbSettings {
          */
         public Builder apiCallTimeout(Duration timeout) {
             this.apiCallTimeout = positive("apiCallTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout time of one HTTP attempt, positive; an attempt timeout above {@code apiCallTimeout} is
+         *     lowered to it (the whole call cannot take longer anyway)
+         * @return this
+         */
+        public Builder apiCallAttemptTimeout(Duration timeout) {
+            this.apiCallAttemptTimeout = positive("apiCallAttemptTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout the HTTP client's read timeout (longest wait for the next bytes of a response), positive;
+         *     by default the attempt timeout
+         * @return this
+         */
+        public Builder socketTimeout(Duration timeout) {
+            this.socketTimeout = positive("socketTimeout", timeout);
             return this;
         }
 

@@ -226,8 +226,9 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         DynamoDbClientBuilder b = DynamoDbClient.builder()
                 .region(region)
                 .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(s.connectTimeout())
-                        .socketTimeout(s.apiCallTimeout()).build())
+                        .socketTimeout(s.socketTimeout()).build())
                 .overrideConfiguration(c -> c.apiCallTimeout(s.apiCallTimeout())
+                        .apiCallAttemptTimeout(s.apiCallAttemptTimeout())
                         .retryStrategy(r -> r.maxAttempts(s.maxAttempts())));
         if (s.endpoint() != null) {
             b.endpointOverride(s.endpoint());

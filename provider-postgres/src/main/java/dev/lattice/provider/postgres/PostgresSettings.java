@@ -28,8 +28,14 @@ final class PostgresSettings {
     static final String SCHEMA = "schema";
     /** Option: connections in the pool; default {@value #DEFAULT_POOL_SIZE}. */
     static final String POOL_SIZE = "poolSize";
-    /** Option: how long to wait for a connection (duration); default 10 s. */
+    /** Option: TCP connect and login (startup handshake) timeout of a new connection (duration); default 10 s. */
     static final String CONNECT_TIMEOUT = "connectTimeout";
+    /** Option: server-side {@code statement_timeout} of every statement (duration); default 30 s. */
+    static final String STATEMENT_TIMEOUT = "statementTimeout";
+    /** Option: pgjdbc's client-side {@code socketTimeout} (duration, whole seconds, rounded up); default 45 s. */
+    static final String SOCKET_TIMEOUT = "socketTimeout";
+    /** Option: HikariCP's {@code connectionTimeout}, the wait for a pooled connection (duration); default 10 s. */
+    static final String POOL_TIMEOUT = "poolTimeout";
     /** Option: {@code on} (default) or {@code off}, set on every pooled connection. */
     static final String SYNCHRONOUS_COMMIT = "synchronousCommit";
     /** Option: pgjdbc's {@code sslmode}. */
@@ -41,7 +47,7 @@ final class PostgresSettings {
 
     /** Options accepted with a {@code postgres://} URI. */
     static final Set<String> URI_OPTIONS = Set.of(USER, PASSWORD, SCHEMA, POOL_SIZE, CONNECT_TIMEOUT,
-            SYNCHRONOUS_COMMIT, SSL_MODE, APPLICATION_NAME, MAX_CHECKPOINT_BYTES);
+            STATEMENT_TIMEOUT, SOCKET_TIMEOUT, POOL_TIMEOUT, SYNCHRONOUS_COMMIT, SSL_MODE, APPLICATION_NAME, MAX_CHECKPOINT_BYTES);
     /** Options accepted with a caller's DataSource (the connection options belong to the DataSource). */
     static final Set<String> DATA_SOURCE_OPTIONS = Set.of(SCHEMA, MAX_CHECKPOINT_BYTES);
 
@@ -49,6 +55,11 @@ final class PostgresSettings {
     static final int DEFAULT_POOL_SIZE = 8;
     static final int MAX_POOL_SIZE = 200;
     static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** Default server-side statement timeout: far above any statement the provider sends (a 32 MiB commit). */
+    static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
+    /** Default client-side socket timeout: above the statement timeout, so a live server cancels first. */
+    static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofSeconds(45);
+    static final Duration DEFAULT_POOL_TIMEOUT = Duration.ofSeconds(10);
     static final long MAX_CHECKPOINT_LIMIT = 1L << 30;
     static final int DEFAULT_PORT = 5432;
 
@@ -67,13 +78,16 @@ final class PostgresSettings {
     final String schema;
     final int poolSize;
     final Duration connectTimeout;
+    final Duration statementTimeout;
+    final Duration socketTimeout;
+    final Duration poolTimeout;
     final SynchronousCommit synchronousCommit;
     final String sslMode;
     final String applicationName;
     final long maxCheckpointBytes;
 
     private PostgresSettings(String host, int port, String database, String user, String password, String schema,
-                             int poolSize, Duration connectTimeout, SynchronousCommit synchronousCommit,
+                             int poolSize, Timeouts timeouts, SynchronousCommit synchronousCommit,
                              String sslMode, String applicationName, long maxCheckpointBytes) {
         this.host = host;
         this.port = port;
@@ -82,7 +96,10 @@ final class PostgresSettings {
         this.password = password;
         this.schema = schema;
         this.poolSize = poolSize;
-        this.connectTimeout = connectTimeout;
+        this.connectTimeout = timeouts == null ? null : timeouts.connect;
+        this.statementTimeout = timeouts == null ? null : timeouts.statement;
+        this.socketTimeout = timeouts == null ? null : timeouts.socket;
+        this.poolTimeout = timeouts == null ? null : timeouts.pool;
         this.synchronousCommit = synchronousCommit;
         this.sslMode = sslMode;
         this.applicationName = applicationName;
@@ -148,11 +165,7 @@ final class PostgresSettings {
             password = env.apply("PGPASSWORD");
         }
         int poolSize = (int) o.getLong(POOL_SIZE, DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE);
-        Duration connectTimeout = o.getDuration(CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT);
-        if (connectTimeout.toMillis() < 250) {
-            throw new IllegalArgumentException("option '" + CONNECT_TIMEOUT + "' must be at least 250ms, got "
-                    + connectTimeout.toMillis() + "ms");
-        }
+        Timeouts timeouts = Timeouts.parse(o);
         SynchronousCommit sc = o.getEnum(SYNCHRONOUS_COMMIT, SynchronousCommit.class, SynchronousCommit.ON);
         String sslMode = o.get(SSL_MODE);
         if (sslMode != null && !SSL_MODES.contains(sslMode.toLowerCase(Locale.ROOT))) {
@@ -160,7 +173,7 @@ final class PostgresSettings {
                     + sslMode + "'");
         }
         String appName = o.get(APPLICATION_NAME, "lattice");
-        return new PostgresSettings(host, port, database, user, password, schema(o), poolSize, connectTimeout, sc,
+        return new PostgresSettings(host, port, database, user, password, schema(o), poolSize, timeouts, sc,
                 sslMode == null ? null : sslMode.toLowerCase(Locale.ROOT), appName, maxCheckpointBytes(o));
     }
 
@@ -178,6 +191,45 @@ final class PostgresSettings {
                 .requireKnown(DATA_SOURCE_OPTIONS);
         return new PostgresSettings(null, 0, null, null, null, schema(o), 0, null, null, null, null,
                 maxCheckpointBytes(o));
+    }
+
+    /** The four deadlines of one provider; see the option constants. */
+    private record Timeouts(Duration connect, Duration statement, Duration socket, Duration pool) {
+
+        static Timeouts parse(ProviderOptions o) {
+            Duration connect = atLeast(o, CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, 250);
+            Duration statement = atLeast(o, STATEMENT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, 100);
+            Duration socket = atLeast(o, SOCKET_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, 1000);
+            Duration pool = atLeast(o, POOL_TIMEOUT, DEFAULT_POOL_TIMEOUT, 250);
+            if (o.get(SOCKET_TIMEOUT) == null && socket.compareTo(statement) <= 0) {
+                socket = statement.plusSeconds(15); // keep the client-side bound above a raised statement timeout
+            }
+            if (socket.compareTo(statement) <= 0) {
+                throw new IllegalArgumentException("option '" + SOCKET_TIMEOUT + "' (" + socket.toMillis()
+                        + "ms) must be above '" + STATEMENT_TIMEOUT + "' (" + statement.toMillis() + "ms), so that a"
+                        + " live server cancels a slow statement before the client gives up on its socket");
+            }
+            return new Timeouts(connect, statement, socket, pool);
+        }
+
+        private static Duration atLeast(ProviderOptions o, String name, Duration dflt, long minMillis) {
+            Duration d = o.getDuration(name, dflt);
+            if (d.toMillis() < minMillis) {
+                throw new IllegalArgumentException("option '" + name + "' must be at least " + minMillis
+                        + "ms, got " + d.toMillis() + "ms");
+            }
+            return d;
+        }
+    }
+
+    /** @return pgjdbc's socketTimeout, in whole seconds (rounded up) */
+    int socketTimeoutSeconds() {
+        return (int) Math.min(Integer.MAX_VALUE, (socketTimeout.toMillis() + 999) / 1000);
+    }
+
+    /** @return pgjdbc's connectTimeout and loginTimeout, in whole seconds (rounded up) */
+    int connectTimeoutSeconds() {
+        return (int) Math.min(Integer.MAX_VALUE, (connectTimeout.toMillis() + 999) / 1000);
     }
 
     private static String schema(ProviderOptions o) {

@@ -153,7 +153,10 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
      *
      * <p>Options (URI query or {@code options}, the map wins): {@code user}, {@code password} (else
      * {@code PGPASSWORD}), {@code schema} (default {@code lattice}), {@code poolSize} (default 8),
-     * {@code connectTimeout} (default 10s), {@code synchronousCommit} ({@code on} default, {@code off}),
+     * {@code connectTimeout} (TCP connect and startup handshake, default 10s), {@code statementTimeout} (server-side
+     * {@code statement_timeout}, default 30s), {@code socketTimeout} (client-side socket read timeout, default 45s,
+     * above the statement timeout), {@code poolTimeout} (wait for a pooled connection, default 10s),
+     * {@code synchronousCommit} ({@code on} default, {@code off}),
      * {@code sslmode}, {@code applicationName}, {@code maxCheckpointBytes} (default and maximum 1 GiB).
      *
      * @param uri the location
@@ -178,13 +181,20 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         }
         c.setMaximumPoolSize(s.poolSize);
         c.setMinimumIdle(1);
-        c.setConnectionTimeout(s.connectTimeout.toMillis());
+        // Every wait is bounded: the pool wait (poolTimeout), a new connection's TCP connect and startup handshake
+        // (connectTimeout, loginTimeout), each statement on the server (statement_timeout: the server cancels it
+        // with 57014) and each socket read on the client (socketTimeout: a dead or silent server).
+        c.setConnectionTimeout(s.poolTimeout.toMillis());
+        c.setValidationTimeout(Math.max(250, Math.min(5_000, s.poolTimeout.toMillis())));
         c.setAutoCommit(true);
         c.setPoolName("lattice-postgres-" + s.schema + "-" + POOL_NUMBER.incrementAndGet());
         c.addDataSourceProperty("options", "-c synchronous_commit="
-                + s.synchronousCommit.name().toLowerCase(Locale.ROOT));
+                + s.synchronousCommit.name().toLowerCase(Locale.ROOT)
+                + " -c statement_timeout=" + s.statementTimeout.toMillis());
         c.addDataSourceProperty("ApplicationName", s.applicationName);
-        c.addDataSourceProperty("connectTimeout", String.valueOf(Math.max(1, s.connectTimeout.toSeconds())));
+        c.addDataSourceProperty("connectTimeout", String.valueOf(s.connectTimeoutSeconds()));
+        c.addDataSourceProperty("loginTimeout", String.valueOf(s.connectTimeoutSeconds()));
+        c.addDataSourceProperty("socketTimeout", String.valueOf(s.socketTimeoutSeconds()));
         if (s.sslMode != null) {
             c.addDataSourceProperty("sslmode", s.sslMode);
         }

@@ -185,7 +185,10 @@ public final class AzureBlobProviderFactory implements WalStorageProviderFactory
         HttpClientOptions http = new HttpClientOptions()
                 .setConnectTimeout(attempt.compareTo(Duration.ofSeconds(10)) < 0 ? attempt : Duration.ofSeconds(10))
                 .setResponseTimeout(attempt).setReadTimeout(attempt).setWriteTimeout(attempt);
-        RequestRetryOptions retry = new RequestRetryOptions(RetryPolicyType.EXPONENTIAL, retries + 1, attempt,
+        // The retry policy's try timeout counts whole seconds (the SDK refuses less than 1 s); the HTTP client's
+        // response and read timeouts above bound a sub-second attempt exactly.
+        Duration tryTimeout = Duration.ofSeconds(Math.max(1, (attempt.toMillis() + 999) / 1000));
+        RequestRetryOptions retry = new RequestRetryOptions(RetryPolicyType.EXPONENTIAL, retries + 1, tryTimeout,
                 Duration.ofMillis(100), Duration.ofSeconds(2), null);
         BlobServiceClientBuilder b = new BlobServiceClientBuilder().clientOptions(http).retryOptions(retry);
 

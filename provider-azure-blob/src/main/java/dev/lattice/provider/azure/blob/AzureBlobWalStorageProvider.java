@@ -20,6 +20,7 @@ import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RepairReport;
 import dev.lattice.spi.SpiChecks;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
@@ -122,7 +123,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         this.cache = new SegmentCache(config.cacheBytes(), config.readChunkBytes(), stats);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
-                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT),
+                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT, ProviderFeature.REPAIR),
                 config.replayCostModel());
     }
 
@@ -236,8 +237,29 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         }
         Snap s = r.absent() ? new Snap(null, null, 0)
                 : new Snap(Manifest.decode(h.id, r.bytes()), r.etag(), r.bytes().length);
+        checkNotBehind(h.id, cur, s);
         remember(h, s);
         return s;
+    }
+
+    /**
+     * The committed tail never goes back: a manifest that vanished after this instance saw one, or a newer
+     * generation with a lower tail, was replaced outside the protocol (a restore, a manual edit).
+     */
+    private static void checkNotBehind(LogId log, Snap before, Snap now) {
+        if (before == null || before.m == null) {
+            return;
+        }
+        long tail = before.m.data().tail();
+        if (now.m == null) {
+            throw new CorruptLogException(log, before.m.data().watermark() + 1, "the manifest (committed tail " + tail
+                    + ") no longer exists: the log was deleted or replaced outside this provider");
+        }
+        if (now.m.generation() > before.m.generation() && now.m.data().tail() < tail) {
+            throw new CorruptLogException(log, now.m.data().tail() + 1, "the committed tail went back from " + tail
+                    + " to " + now.m.data().tail() + " (manifest generation " + before.m.generation() + " -> "
+                    + now.m.generation() + "): the manifest was replaced outside this provider");
+        }
     }
 
     private Snap known(LogHandle h) {
@@ -613,7 +635,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         } catch (CorruptLogException e) {
             return null;
         }
-        if (!p.atBoundary() || found.isEmpty() || idx + found.size() > frames.size()) {
+        if (p.failure() != null || !p.atBoundary() || found.isEmpty() || idx + found.size() > frames.size()) {
             return null;
         }
         for (int j = 0; j < found.size(); j++) {
@@ -676,10 +698,16 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             }
             try {
                 return new ReadPage(collect(log, d, bound, maxEntries, maxBytes), d.tail());
-            } catch (BlobGateway.Gone e) {
-                // a segment was dropped by a trim or compaction after we read the manifest: read it again
+            } catch (SegmentMissing e) {
+                // A segment dropped by a trim or compaction after we read the manifest: read it again. One that the
+                // manifest still names is committed data that is gone.
+                Snap now = fresh(h);
+                if (now.m != null && now.m.generation() == s.m.generation()) {
+                    throw new CorruptLogException(log, e.firstOffset, "segment " + e.name + " holds committed"
+                            + " offsets from " + e.firstOffset + " but does not exist", e.getCause());
+                }
                 if (attempt >= 4) {
-                    throw new WalStorageException(log, "segments kept disappearing while reading", e);
+                    throw new WalStorageException(log, "segments kept disappearing while reading", e.getCause());
                 }
             }
         }
@@ -701,6 +729,10 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             out.add(new LogEntry(offset, Arrays.copyOfRange(buf, pos, pos + len)));
             bytes[0] += len;
             next[0]++;
+            if (out.size() >= maxEntries || bytes[0] >= maxBytes) {
+                full[0] = true; // stop here: a page never reads (or trips over) bytes past what it returns
+                return false;
+            }
             return true;
         };
         for (SegmentRef seg : d.segments()) {
@@ -710,7 +742,11 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
             if (seg.lastOffset() < next[0]) {
                 continue;
             }
-            cache.scan(log, seg, next[0] - 1, loader(log), f -> f.forEach(next[0], take));
+            try {
+                cache.scan(log, seg, next[0] - 1, loader(log), f -> f.forEach(next[0], take));
+            } catch (BlobGateway.Gone e) {
+                throw new SegmentMissing(seg.name(), next[0], e);
+            }
         }
         if (!full[0]) {
             for (Frame f : d.inlineFrames(log)) {
@@ -726,6 +762,19 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         return out;
     }
 
+    /** A segment named by the manifest a read used was not found; {@code firstOffset} is the first one it lost. */
+    private static final class SegmentMissing extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final String name;
+        final long firstOffset;
+
+        SegmentMissing(String name, long firstOffset, Throwable cause) {
+            super(null, cause, false, false);
+            this.name = name;
+            this.firstOffset = firstOffset;
+        }
+    }
+
     private SegmentCache.Loader loader(LogId log) {
         return (name, offset, count) -> blobs.download(log, name, offset, count);
     }
@@ -739,7 +788,8 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         if (now.epoch() != fence.epoch()) {
             return new FencedException(h.id, fence.epoch(), now.epoch(), e);
         }
-        return new WalStorageException(h.id, "a segment named by the manifest does not exist", e);
+        return new CorruptLogException(h.id, now.m == null ? -1 : now.m.data().watermark() + 1, "a segment named by"
+                + " the committed manifest does not exist", e);
     }
 
     /** The committed frame that starts at {@code first}, or null. */
@@ -999,12 +1049,112 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         try {
             Snap s = fresh(h);
             checkFence(log, fence, s.epoch());
+            // The manifest (CRC-checked) is the commit point: the tail comes from it, never from a scan, so damage
+            // cannot lower it. Its coverage of (watermark, tail] and its inline frames are checked here (no request);
+            // segment bytes at read, which the engine's open does for everything above its checkpoint.
+            if (s.m != null) {
+                s.m.data().checkWhole(log);
+            }
             int rolledBack;
             synchronized (h.staged) {
                 rolledBack = h.staged.size();
                 h.staged.clear();
             }
             return new ReconcileResult(s.m.data().tail(), rolledBack, 0, 0);
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Explicit operator repair: reads every committed byte above the trim watermark (bypassing the cache), and when
+     * it finds damage truncates the log at the first offset that cannot be read, in one conditional manifest write:
+     * the segments before the damage stay, the damaged segment's committed length moves back to the start of its
+     * damaged block, the intact frames of that block before the damage are copied into a fresh segment first, and
+     * later segments and the inline tail are dropped (their blobs deleted after the write). When the latest
+     * checkpoint covers the damage, the log is instead trimmed through the checkpoint (nothing it holds is lost).
+     * Lost offsets are exactly {@code firstLostOffset .. lastLostOffset} of the report.
+     *
+     * @throws FencedException if the fence is stale
+     * @throws ProviderUnavailableException on a transient failure, or when the manifest changed during the repair
+     *     (run it again)
+     * @throws WalStorageException on any other backend failure
+     */
+    @Override
+    public RepairReport repair(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        LogHandle h = handle(log);
+        h.lock.lock();
+        try {
+            Snap s = fresh(h);
+            checkFence(log, fence, s.epoch());
+            LogData d = s.m.data();
+            DamageScan.Result r = new DamageScan(log, config.readChunkBytes(),
+                    (name, offset, count) -> blobs.download(log, name, offset, count)).scan(d);
+            if (r.clean()) {
+                return RepairReport.clean(log, d.tail());
+            }
+            long intactTail = r.firstBad() - 1;
+            CheckpointRef latest = s.m.latestCheckpoint();
+            List<String> garbage = new ArrayList<>(r.dropped());
+            LogData next;
+            String how;
+            if (latest != null && latest.through() >= intactTail + 1) {
+                long through = Math.max(latest.through(), d.watermark());
+                d.segments().forEach(seg -> garbage.add(seg.name()));
+                next = new LogData(Math.max(through, d.watermark()), through, List.of(), new byte[0], 0, 0);
+                how = "; the latest checkpoint (through " + latest.through() + ") covers it: trimmed through it";
+            } else {
+                List<SegmentRef> segs = new ArrayList<>(r.segments());
+                if (!r.stranded().isEmpty()) {
+                    SegmentRef fresh = roll(h, fence, r.stranded().get(0).firstOffset());
+                    byte[] block = Frames.block(r.stranded());
+                    try {
+                        blobs.appendBlock(log, fresh.name(), block, 0);
+                    } catch (BlobGateway.AppendPositionNotMet | BlobGateway.Gone e) {
+                        throw new ProviderUnavailableException(log, "a fresh repair segment was changed by someone"
+                                + " else", e);
+                    }
+                    segs.add(extend(fresh, r.stranded(), block.length, 1));
+                }
+                long inlinePayload = 0;
+                for (Frame f : r.inline()) {
+                    inlinePayload += f.payloadBytes();
+                }
+                next = new LogData(Math.max(intactTail, d.watermark()), d.watermark(), segs,
+                        Frames.concat(r.inline()), r.inline().size(), inlinePayload);
+                how = "";
+            }
+            long tailAfter = next.tail();
+            try {
+                casWrite(h, s, m -> {
+                    checkFenceOf(log, fence, m);
+                    if (!m.data().equals(d)) {
+                        throw Restart.INSTANCE;
+                    }
+                    return m.withData(next);
+                });
+            } catch (Restart e) {
+                throw new ProviderUnavailableException(log, "the log changed during repair; nothing was repaired, run"
+                        + " it again", null);
+            }
+            if (r.damagedSegment() != null) {
+                h.dirty.add(r.damagedSegment()); // bytes past its new committed length: never appended to again
+            }
+            for (SegmentRef seg : d.segments()) {
+                cache.forget(seg.name());
+            }
+            synchronized (h.staged) {
+                h.staged.clear();
+            }
+            for (String g : garbage) {
+                deleteQuietly(log, g);
+            }
+            LOG.log(System.Logger.Level.WARNING, "log {0}: repaired: tail {1} -> {2} ({3}){4}", log, d.tail(),
+                    tailAfter, r.detail(), how);
+            long firstLost = tailAfter < d.tail() ? tailAfter + 1 : -1;
+            return new RepairReport(log, d.tail(), tailAfter, firstLost, firstLost < 0 ? -1 : d.tail(),
+                    "first damage at offset " + r.firstBad() + ": " + r.detail() + how);
         } finally {
             h.lock.unlock();
         }

@@ -278,6 +278,46 @@ record Manifest(long epoch, long generation, long tokenHigh, long tokenLow, LogD
             return Frames.parseConcatenated(log, inline);
         }
 
+        /**
+         * Checks, without any request, that the committed content the manifest describes is whole: the segments and
+         * then the inline frames cover {@code (watermark, tail]} in order, with no gap and nothing missing at the
+         * end, and every inline frame passes its checksum.
+         *
+         * @param log the log, for errors
+         * @throws CorruptLogException naming the first offset that is not covered (or the first bad inline frame's)
+         */
+        void checkWhole(LogId log) {
+            long covered = watermark;
+            for (SegmentRef seg : segments) {
+                if (seg.firstOffset() > covered + 1) {
+                    throw new CorruptLogException(log, covered + 1, "committed offsets " + (covered + 1) + ".."
+                            + (seg.firstOffset() - 1) + " are in no segment (next: " + seg.name() + ")");
+                }
+                covered = Math.max(covered, seg.lastOffset());
+            }
+            long next = covered + 1;
+            int pos = 0;
+            while (pos < inline.length) {
+                Frames.Frame f;
+                try {
+                    f = Frames.parseFrame(log, inline, pos, inline.length, -1);
+                } catch (CorruptLogException e) {
+                    throw new CorruptLogException(log, next, "inline tail of the manifest, byte " + pos + ": "
+                            + BlockParser.detail(e), e);
+                }
+                if (f.firstOffset() > next || (f.firstOffset() < next && pos > 0)) {
+                    throw new CorruptLogException(log, next, "inline frame of batch " + f.id() + " starts at offset "
+                            + f.firstOffset() + " where offset " + next + " was due");
+                }
+                next = Math.max(next, f.lastOffset() + 1);
+                pos += f.bytes().length;
+            }
+            if (next <= tail) {
+                throw new CorruptLogException(log, next, "committed offsets " + next + ".." + tail
+                        + " are in no segment nor the inline tail");
+            }
+        }
+
         @Override
         public boolean equals(Object o) {
             return o instanceof LogData d && d.tail == tail && d.watermark == watermark

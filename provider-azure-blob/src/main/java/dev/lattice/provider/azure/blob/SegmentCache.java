@@ -58,11 +58,15 @@ final class SegmentCache {
         long servesFrom = -1;
         /** Bytes of frames held; guarded by the cache's monitor. */
         long held;
+        /** Set when the blob ended before the committed length: thrown once the frames before the cut are served. */
+        CorruptLogException cut;
 
-        Entry(LogId log, String name, long startPos) {
-            this.name = name;
-            this.startPos = startPos;
-            this.parser = new BlockParser(log, startPos);
+        Entry(LogId log, Manifest.SegmentRef seg) {
+            this.name = seg.name();
+            this.startPos = seg.startPos();
+            // from the segment's start the first frame must hold its first offset; after a trim moved the start
+            // position, the first frame there may begin at any offset up to the first retained one
+            this.parser = new BlockParser(log, startPos, startPos == 0 ? seg.firstOffset() : -1);
         }
     }
 
@@ -75,7 +79,10 @@ final class SegmentCache {
      * @param afterOffset visit frames whose last offset is above this
      * @param loader downloads ranges
      * @param visitor returns false to stop
-     * @throws CorruptLogException if the bytes do not parse, or the committed length cuts a frame
+     * @throws CorruptLogException if the committed bytes are damaged or missing: they do not parse, fail a checksum,
+     *     break the offset order, end before the committed length (a truncated or shortened blob) or before the
+     *     segment's last committed offset, or the committed length cuts a frame; the offset named is the first one
+     *     the segment could not deliver. Never a torn tail: every byte below the committed length was acknowledged.
      * @throws BlobGateway.Gone if the segment blob was deleted meanwhile (the caller re-reads the manifest)
      */
     void scan(LogId log, Manifest.SegmentRef seg, long afterOffset, Loader loader, Predicate<Frames.Frame> visitor) {
@@ -113,23 +120,49 @@ final class SegmentCache {
                 }
                 continue;
             }
+            if (e.cut != null) {
+                throw e.cut;
+            }
+            CorruptLogException damage = e.parser.failure();
+            if (damage != null) {
+                throw new CorruptLogException(log, damage.offset() >= 0 ? damage.offset()
+                        : firstUndelivered(e, seg, afterOffset), "segment " + seg.name() + ", "
+                        + BlockParser.detail(damage), damage);
+            }
             long pos = e.parser.position();
             if (pos >= seg.length()) {
                 if (pos == seg.length() && !e.parser.atBoundary()) {
-                    throw new CorruptLogException(log, -1, "segment " + seg.name() + " ends inside a frame at its"
-                            + " committed length " + seg.length());
+                    throw new CorruptLogException(log, firstUndelivered(e, seg, afterOffset), "segment " + seg.name()
+                            + " ends inside a frame at its committed length " + seg.length());
+                }
+                long next = e.parser.nextOffset();
+                if (pos == seg.length() && next >= 0 && next <= seg.lastOffset()) {
+                    throw new CorruptLogException(log, next, "segment " + seg.name() + " ends at its committed length "
+                            + seg.length() + " with committed offsets " + next + ".." + seg.lastOffset() + " missing");
                 }
                 return lastVisited;
             }
             long n = Math.min(chunkBytes, seg.length() - pos);
             byte[] data = loader.download(e.name, pos, n);
             stats.segmentRangeReads.increment();
-            if (data.length != n) {
-                throw new CorruptLogException(log, -1, "segment " + seg.name() + " returned " + data.length
-                        + " bytes for a committed range of " + n);
+            if (data.length > n) {
+                throw new CorruptLogException(log, firstUndelivered(e, seg, afterOffset), "segment " + seg.name()
+                        + " returned " + data.length + " bytes for a committed range of " + n);
             }
             int blocksBefore = e.parser.blocks();
-            List<Frames.Frame> parsed = e.parser.feed(data);
+            List<Frames.Frame> parsed;
+            try {
+                parsed = e.parser.feed(data);
+            } catch (CorruptLogException c) {
+                throw new CorruptLogException(log, c.offset() >= 0 ? c.offset() : firstUndelivered(e, seg,
+                        afterOffset), "segment " + seg.name() + ", " + BlockParser.detail(c), c);
+            }
+            if (data.length < n) {
+                // A blob shorter than its committed length (truncated or replaced): the frames before the cut are
+                // intact and served; the first offset after them is the first one lost.
+                e.cut = new CorruptLogException(log, firstUndelivered(e, seg, afterOffset), "segment " + seg.name()
+                        + " ends at byte " + (pos + data.length) + ", before its committed length " + seg.length());
+            }
             stats.segmentBlocksRead.add(e.parser.blocks() - blocksBefore);
             long added = 0;
             for (Frames.Frame f : parsed) {
@@ -138,6 +171,12 @@ final class SegmentCache {
             }
             account(e, added);
         }
+    }
+
+    /** The first offset a scan could not deliver: the one after the last frame parsed, else the first wanted. */
+    private static long firstUndelivered(Entry e, Manifest.SegmentRef seg, long afterOffset) {
+        long next = e.parser.nextOffset();
+        return next >= 0 ? next : Math.max(afterOffset + 1, seg.firstOffset());
     }
 
     private Entry acquire(LogId log, Manifest.SegmentRef seg, boolean fresh) {
@@ -149,7 +188,7 @@ final class SegmentCache {
                 e = null;
             }
             if (e == null) {
-                e = new Entry(log, seg.name(), seg.startPos());
+                e = new Entry(log, seg);
                 map.put(seg.name(), e);
             }
             return e;
