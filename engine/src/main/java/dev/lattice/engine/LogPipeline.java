@@ -77,6 +77,7 @@ final class LogPipeline {
     private volatile Fence fence;
     private volatile boolean concurrentStage;
     private volatile boolean deferredStage;
+    private volatile boolean localCalls;
     private volatile int maxBatchEntries;
     private volatile long maxBatchBytes;
 
@@ -187,6 +188,7 @@ final class LogPipeline {
     private void adoptProviderTraits() {
         this.concurrentStage = descriptor.has(ProviderFeature.CONCURRENT_STAGE);
         this.deferredStage = descriptor.has(ProviderFeature.DEFERRED_STAGE);
+        this.localCalls = descriptor.has(ProviderFeature.LOCAL_CALLS);
         this.maxBatchEntries = Math.min(ctx.config.maxBatchEntries, descriptor.limits().maxEntriesPerBatch());
         this.maxBatchBytes = Math.min(ctx.config.maxBatchBytes, descriptor.limits().maxBatchBytes());
     }
@@ -281,6 +283,68 @@ final class LogPipeline {
             lock.unlock();
         }
         return saturation;
+    }
+
+    // ------------------------------------------------------------------ leading on the caller's thread
+
+    /**
+     * A blocking writer that runs its own log's work (stage, commit, recovery) on its own thread instead of handing
+     * it to the I/O pool: the lone writer of an idle log pays the provider calls and nothing else. It takes one task
+     * at a time, and none once its own write is answered, so under load it does not keep leading other writers'
+     * batches.
+     */
+    private static final class Leader {
+        final LogPipeline pipeline;
+        final PendingWrite own;
+        Runnable task;
+
+        Leader(LogPipeline pipeline, PendingWrite own) {
+            this.pipeline = pipeline;
+            this.own = own;
+        }
+    }
+
+    private static final ThreadLocal<Leader> LEADER = new ThreadLocal<>();
+
+    /** Under lock: runs a task on the leading caller's thread when it can take it, else on the I/O pool. */
+    private void dispatch(Runnable task) {
+        Leader l = LEADER.get();
+        if (l != null && l.pipeline == this && l.task == null && !l.own.future.isDone()) {
+            l.task = task;
+            return;
+        }
+        ctx.io.execute(task);
+    }
+
+    /**
+     * Admits a write for a caller that blocks until it is answered, and leads: the stage, commit and apply that
+     * carry the write run on this thread when the log is idle. Only for providers whose calls are local
+     * ({@link ProviderFeature#LOCAL_CALLS}): a remote call stays on the pool, where the call deadline answers the
+     * caller whatever the backend does. Returns when the caller's thread has nothing more to run for the log (usually
+     * with the write answered; otherwise the caller waits on its future).
+     */
+    void submitAndLead(PendingWrite w) {
+        if (!localCalls) {
+            submit(w);
+            return;
+        }
+        Leader l = new Leader(this, w);
+        Leader outer = LEADER.get();
+        LEADER.set(l);
+        try {
+            submit(w);
+            Runnable t;
+            while ((t = l.task) != null) {
+                l.task = null;
+                t.run();
+            }
+        } finally {
+            if (outer == null) {
+                LEADER.remove();
+            } else {
+                LEADER.set(outer);
+            }
+        }
     }
 
     // ------------------------------------------------------------------ admission
@@ -546,7 +610,7 @@ final class LogPipeline {
         batchBytes.record(bytes);
         space.signalAll();
         updateSaturation();
-        ctx.io.execute(() -> runStage(b));
+        dispatch(() -> runStage(b));
     }
 
     private void runStage(Batch b) {
@@ -590,7 +654,7 @@ final class LogPipeline {
             b.st = BatchState.COMMITTING;
         }
         long through = ready.get(ready.size() - 1).encoded.lastOffset();
-        ctx.io.execute(() -> runCommit(ready, through));
+        dispatch(() -> runCommit(ready, through));
     }
 
     private void runCommit(List<Batch> ready, long through) {
@@ -808,7 +872,7 @@ final class LogPipeline {
         recovering = true;
         List<Batch> batches = new ArrayList<>(inFlight);
         Throwable cause = failure;
-        ctx.io.execute(() -> runRecovery(batches, cause));
+        dispatch(() -> runRecovery(batches, cause));
     }
 
     private void runRecovery(List<Batch> batches, Throwable cause) {

@@ -411,6 +411,14 @@ final class TreeImpl implements Tree {
         return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
     }
 
+    /** A blocking write: the caller's thread runs the log's work while the log is idle (no hand-off). */
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> submitAndLead(WalRecord.Mutation m) {
+        PendingWrite w = new PendingWrite(m);
+        pipeline(m.key()).submitAndLead(w);
+        return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
+    }
+
     static <T> T await(CompletableFuture<T> f) {
         try {
             return f.get();
@@ -496,22 +504,32 @@ final class TreeImpl implements Tree {
 
     @Override
     public long put(String key, byte[] value) {
-        return await(putAsync(key, value));
+        byte[] kb = keyBytes(key);
+        byte[] v = value(value);
+        checkBudget(key, v);
+        return await(submitAndLead(WalRecord.Mutation.put(key, kb, v)));
     }
 
     @Override
     public boolean putIfAbsent(String key, byte[] value) {
-        return await(putIfAbsentAsync(key, value));
+        return putIfVersion(key, value, 0);
     }
 
     @Override
     public boolean putIfVersion(String key, byte[] value, long expectedVersion) {
-        return await(putIfVersionAsync(key, value, expectedVersion));
+        byte[] kb = keyBytes(key);
+        byte[] v = value(value);
+        if (expectedVersion < 0) {
+            throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
+        }
+        checkBudget(key, v);
+        return await(submitAndLead(WalRecord.Mutation.putIfVersion(key, kb, v, expectedVersion)));
     }
 
     @Override
     public boolean delete(String key) {
-        return await(deleteAsync(key));
+        byte[] kb = keyBytes(key);
+        return await(submitAndLead(WalRecord.Mutation.delete(key, kb)));
     }
 
     @Override

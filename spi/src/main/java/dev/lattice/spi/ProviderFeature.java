@@ -17,5 +17,12 @@ public enum ProviderFeature {
      * {@link WalStorageProvider#repair} truncates a damaged log at its first bad record (providers whose logs are
      * scanned for a torn tail: local files, append blobs).
      */
-    REPAIR
+    REPAIR,
+    /**
+     * Calls are local (memory, local files): they never wait on a network or a remote server, so an engine may run
+     * them on a writer's own thread instead of handing them to an I/O pool, and a hung call can only be a hung local
+     * device. Providers that reach a server must not declare it: their calls stay on the engine's pool, where the
+     * engine's call deadline answers the caller whatever the backend does.
+     */
+    LOCAL_CALLS
 }

@@ -74,7 +74,8 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
     public InMemoryWalStorageProvider(InMemoryStorage storage, ProviderLimits limits) {
         this.storage = Objects.requireNonNull(storage, "storage");
         this.descriptor = new ProviderDescriptor(NAME, "1", Objects.requireNonNull(limits, "limits"),
-                DurabilityLevel.MEMORY, Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES));
+                DurabilityLevel.MEMORY, Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES,
+                        ProviderFeature.LOCAL_CALLS));
     }
 
     /** @return a provider over a fresh, anonymous storage */
