@@ -130,6 +130,8 @@ final class LogPipeline {
     private long bytesSinceCheckpoint;
     private long batchesSinceCheckpoint;
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
+    // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
+    private boolean checkpointDue;
     private volatile long lastCheckpointOffset;
 
     private final Timer stageTimer;
@@ -676,6 +678,7 @@ final class LogPipeline {
                 }
                 inFlightGauge.set(inFlight.size());
                 committing = false;
+                maybeCheckpointIdle();
                 pump();
                 maybeRecover();
                 changed.signalAll();
@@ -1056,6 +1059,35 @@ final class LogPipeline {
                 checkpointRunning.set(false);
                 lock.lock();
                 try {
+                    checkpointDue = true; // writes that came meanwhile may be over the policy already
+                    maybeCheckpointIdle();
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+            }
+        });
+    }
+
+    /**
+     * Under lock: after a checkpoint finished, checks the policy again as soon as no commit runs (taking the
+     * applier role, so no batch is applied while the snapshot is taken). Without it, a burst of writes that ended
+     * while the checkpoint ran would leave the tail over the policy until the next write.
+     */
+    private void maybeCheckpointIdle() {
+        if (!checkpointDue || committing || recovering || failed || fatal != null || closing || paused) {
+            return;
+        }
+        checkpointDue = false;
+        committing = true;
+        dispatch(() -> {
+            try {
+                maybeStartCheckpoint();
+            } finally {
+                lock.lock();
+                try {
+                    committing = false;
+                    pump();
                     changed.signalAll();
                 } finally {
                     lock.unlock();

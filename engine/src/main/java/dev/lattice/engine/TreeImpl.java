@@ -17,14 +17,11 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.PriorityQueue;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -649,91 +646,5 @@ final class TreeImpl implements Tree {
             its.add((reverse ? m.descendingMap() : m).entrySet().iterator());
         }
         return new MergeCursor(its, reverse, vis, snapshot);
-    }
-
-    /** Keeps a scan's snapshot registered until the cursor is closed, exhausted, or garbage. */
-    private static final class SnapshotLease implements Runnable {
-        private final Visibility vis;
-        private final long seq;
-        private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
-
-        SnapshotLease(Visibility vis, long seq) {
-            this.vis = vis;
-            this.seq = seq;
-        }
-
-        @Override
-        public void run() {
-            if (released.compareAndSet(false, true)) {
-                vis.closeSnapshot(seq);
-            }
-        }
-    }
-
-    private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
-
-    /**
-     * k-way merge of the partitions' ordered iterators, reading each key as of the snapshot taken when the scan
-     * started (atomic writes published later are not seen, and none is seen in part).
-     */
-    private static final class MergeCursor implements ScanCursor {
-        private record Head(String key, Versioned value, java.util.Iterator<Map.Entry<String, Object>> it) {
-        }
-
-        private final PriorityQueue<Head> heap;
-        private final long snapshot;
-        private final java.lang.ref.Cleaner.Cleanable lease;
-        private boolean closed;
-
-        /** Takes over {@code snapshot}, opened before the iterators were created; releases it when done. */
-        MergeCursor(List<java.util.Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis,
-                    long snapshot) {
-            this.snapshot = snapshot;
-            this.lease = CLEANER.register(this, new SnapshotLease(vis, snapshot));
-            Comparator<Head> byKey = Comparator.comparing(Head::key);
-            heap = new PriorityQueue<>(Math.max(1, its.size()), reverse ? byKey.reversed() : byKey);
-            for (var it : its) {
-                advance(it);
-            }
-            if (heap.isEmpty()) {
-                close();
-            }
-        }
-
-        private void advance(java.util.Iterator<Map.Entry<String, Object>> it) {
-            while (it.hasNext()) {
-                Map.Entry<String, Object> e = it.next();
-                Versioned v = PartitionState.at(e.getValue(), snapshot);
-                if (v != null) {
-                    heap.add(new Head(e.getKey(), v, it));
-                    return;
-                }
-            }
-        }
-
-        @Override
-        public boolean hasNext() {
-            return !closed && !heap.isEmpty();
-        }
-
-        @Override
-        public TreeEntry next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            Head h = heap.poll();
-            advance(h.it());
-            if (heap.isEmpty()) {
-                lease.clean();
-            }
-            return new TreeEntry(h.key(), h.value().value(), h.value().version());
-        }
-
-        @Override
-        public void close() {
-            closed = true;
-            heap.clear();
-            lease.clean();
-        }
     }
 }

@@ -91,11 +91,16 @@ class ResourceLimitTest {
             for (int i = 0; i < 15; i++) {
                 t.put("small-" + i, b("x")); // the checkpoint at 50 entries (~41 KB) fits
             }
-            assertThat(counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH)).isEqualTo(1);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH)).isEqualTo(1));
             long publishedSmall = counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH);
             for (int i = 0; i < 200; i++) {
                 t.put("grow-" + i, new byte[VALUE_BYTES]); // now ~240 KB: every checkpoint is too large
             }
+            // checkpoints are taken in the background: wait until one was refused
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
+                    l.meterRegistry().find("lattice.checkpoint.refused").counter() != null
+                    && l.meterRegistry().find("lattice.checkpoint.refused").counter().count() > 0);
             assertThat(counting.snapshot().calls(SpiOperation.CHECKPOINT_PUBLISH)).isEqualTo(publishedSmall);
             assertThat(t.healthIssues()).anySatisfy(i -> {
                 assertThat(i.kind()).isEqualTo(HealthIssue.Kind.CHECKPOINT_TOO_LARGE);
