@@ -158,6 +158,17 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 throw e;
             } catch (RuntimeException e) {
                 throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
+            } catch (OutOfMemoryError e) {
+                throw e;
+            } catch (Error e) {
+                // Never let an Error (e.g. the InternalError of a SIGBUS on a mapped page) escape or kill a thread.
+                s.markForReload();
+                if (e instanceof InternalError && String.valueOf(e.getMessage()).contains("unsafe memory access")) {
+                    throw StorageErrors.diskFull(log, s.dir(), "a page of a memory-mapped file could not be "
+                            + "accessed (out of space, or an I/O error); the log is reloaded from disk on the next call",
+                            e);
+                }
+                throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
             }
         } finally {
             s.lock.unlock();

@@ -96,6 +96,9 @@ final class LogStore {
     private FileChannel syncChannel;
     private File syncFile;
     private long forcedFiles;
+    private SpaceReserver reserver;
+    /** Chronicle documents begun by the commit in progress (0: a failure left the queue untouched). */
+    private int documentsBegun;
     /** Test hook run after each frame a commit wrote (to inject a failure between frames); null in production. */
     Runnable afterFrameWritten;
 
@@ -234,6 +237,13 @@ final class LogStore {
         dirty = false;
     }
 
+    /** Makes the next call rebuild the log's state from disk (after a failure that may have left it unknown). */
+    void markForReload() {
+        if (loaded) {
+            dirty = true;
+        }
+    }
+
     /** Creates the log's directories (durably) if they do not exist yet. */
     private void materialize() {
         if (exists) {
@@ -249,13 +259,18 @@ final class LogStore {
             SmallFiles.forceDirectory(logs);
             SmallFiles.forceDirectory(dir);
         } catch (IOException e) {
-            throw new WalStorageException(id, "cannot create log directory " + dir, e);
+            throw StorageErrors.io(id, dir.getParent(), "cannot create log directory " + dir, e);
         }
         exists = true;
     }
 
     private void openQueue() {
         boolean created = !Files.isDirectory(queueDir);
+        reserver = new SpaceReserver(id, queueDir);
+        if (created) {
+            // Chronicle writes the new metadata file through a mapping: make sure it can be backed.
+            reserver.checkFreeSpace(0);
+        }
         queue = SingleChronicleQueueBuilder.binary(queueDir)
                 .blockSize(config.blockSize())
                 .rollCycle(config.rollCycle())
@@ -295,7 +310,7 @@ final class LogStore {
 
     private void closeChronicle() {
         Throwable first = null;
-        for (AutoCloseable c : new AutoCloseable[]{tailer, appender, queue, syncChannel}) {
+        for (AutoCloseable c : new AutoCloseable[]{tailer, appender, queue, syncChannel, reserver}) {
             if (c == null) {
                 continue;
             }
@@ -312,6 +327,7 @@ final class LogStore {
         queue = null;
         syncChannel = null;
         syncFile = null;
+        reserver = null;
         if (first != null) {
             throw new WalStorageException(id, "closing the Chronicle queue failed", first);
         }
@@ -442,14 +458,15 @@ final class LogStore {
             openQueue();
         }
         List<long[]> written;
+        documentsBegun = 0;
         try {
             written = writeGroup(fence.epoch(), chain, tail + 1, through);
         } catch (RuntimeException | Error e) {
-            // The group may or may not have become visible: rebuild from disk before the next call.
-            dirty = true;
-            throw e instanceof WalStorageException w ? w
-                    : new WalStorageException(id, "writing the commit through " + through + " failed; its outcome "
-                    + "is known after the next call reloads the log", e);
+            if (documentsBegun > 0) {
+                // The group may or may not have become visible: rebuild from disk before the next call.
+                dirty = true;
+            }
+            throw mapWriteFailure(e, through);
         }
         for (long[] f : written) {
             frames.add(f[0], f[1], (int) f[2], (int) f[3]);
@@ -460,6 +477,28 @@ final class LogStore {
             staged.remove(s.first);
         }
         tail = through;
+    }
+
+    /**
+     * Maps a failed commit write to the typed error: a full disk (ENOSPC from the reservation, or a mapped page that
+     * could not be backed, which the JVM reports as an {@code InternalError}) to a disk-full
+     * {@link dev.lattice.spi.ProviderUnavailableException}; never lets an {@link Error} escape.
+     */
+    private WalStorageException mapWriteFailure(Throwable e, long through) {
+        String what = "writing the commit through " + through + " failed"
+                + (documentsBegun > 0 ? "; its outcome is known after the next call reloads the log"
+                : "; nothing was written");
+        if (e instanceof WalStorageException w) {
+            return w;
+        }
+        if (e instanceof InternalError && e.getMessage() != null && e.getMessage().contains("unsafe memory access")) {
+            return StorageErrors.diskFull(id, queueDir, what + " (a page of the memory-mapped file could not be "
+                    + "backed: the file system is out of space, or the file could not be extended)", e);
+        }
+        if (StorageErrors.isDiskFull(e)) {
+            return StorageErrors.diskFull(id, queueDir, what, e);
+        }
+        return new WalStorageException(id, what, e);
     }
 
     /**
@@ -515,9 +554,18 @@ final class LogStore {
         }
         int c = (int) crc.getValue();
         byte[] trailer = {(byte) (c >>> 24), (byte) (c >>> 16), (byte) (c >>> 8), (byte) c};
+        long reserve = frameLength + 16L;
+        long position = knownWritePosition();
+        if (position >= 0) {
+            reserver.ensure(appender.currentFile(), position, reserve);
+        } else {
+            reserver.checkFreeSpace(reserve);
+        }
+        documentsBegun++;
         DocumentContext dc = appender.writingDocument();
         try {
             Bytes<?> b = dc.wire().bytes();
+            reserver.ensure(appender.currentFile(), b.writePosition(), reserve);
             b.write(header);
             for (Staged s : part) {
                 b.write(s.fragment);
@@ -530,6 +578,23 @@ final class LogStore {
             dc.close();
         }
         return new long[]{first, appender.lastIndexAppended(), payload, frameLength};
+    }
+
+    /**
+     * Chronicle's write position in the current cycle file (where the next document's header goes), or -1 when it
+     * is not known yet: no file open, or the next document starts a new cycle file.
+     */
+    private long knownWritePosition() {
+        net.openhft.chronicle.wire.Wire w = appender.wire();
+        if (w == null || appender.currentFile() == null || appender.cycle() != queue.cycle()) {
+            return -1;
+        }
+        return w.bytes().writePosition();
+    }
+
+    /** @return bytes reserved ahead of the write position so far (see {@link SpaceReserver}), for tests */
+    long reservedBytes() {
+        return reserver == null ? 0 : reserver.reservedBytes();
     }
 
     /** Forces the cycle files a commit wrote (fdatasync), and the queue directory when a cycle file is new. */
@@ -560,7 +625,7 @@ final class LogStore {
                 SmallFiles.forceDirectory(queueDir);
             }
         } catch (IOException e) {
-            throw new WalStorageException(id, "cannot force the queue files to disk", e);
+            throw StorageErrors.io(id, queueDir, "cannot force the queue files to disk", e);
         }
     }
 
