@@ -59,6 +59,9 @@ final class LogStore {
 
     static final String EPOCH_FILE = "epoch";
     static final String TRIM_FILE = "trim";
+    /** Durable record of the committed tail, written at close and at checkpoint publish. */
+    static final String TAIL_FILE = "tail";
+    private static final int TAIL_MAGIC = 0x4C54414C;
     static final String QUEUE_DIR = "queue";
     static final String CHECKPOINT_DIR = "checkpoints";
     private static final int EPOCH_MAGIC = 0x4C455043;
@@ -80,6 +83,8 @@ final class LogStore {
     private long epoch;
     private long watermark = -1;
     private long tail = -1;
+    /** The committed tail in the log's tail record, -1 when none. */
+    private long recordedTail = -1;
     private final FrameIndex frames = new FrameIndex();
     private long framePayloadBytes;
     private long framedBytes;
@@ -216,6 +221,9 @@ final class LogStore {
             long[] t = SmallFiles.readRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, 2);
             watermark = t == null ? -1 : t[0];
             long floor = t == null ? -1 : Math.max(t[0], t[1]);
+            long[] r = SmallFiles.readRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, 1);
+            recordedTail = r == null ? -1 : r[0];
+            long knownTail = Math.max(floor, recordedTail);
             checkpoints = CheckpointFiles.list(id, checkpointDir);
             checkpointBytes = 0;
             for (Path p : checkpoints.values()) {
@@ -228,7 +236,11 @@ final class LogStore {
             tail = floor;
             if (Files.isDirectory(queueDir)) {
                 openQueue();
-                scan();
+                scan(knownTail);
+            } else if (knownTail > watermark) {
+                // the queue is gone but offsets above the watermark were committed
+                frames.add(watermark + 1, FrameIndex.CORRUPT, 0, 0);
+                tail = knownTail;
             }
             tail = Math.max(tail, floor);
             staged.headMap(tail, true).clear();
@@ -340,7 +352,27 @@ final class LogStore {
         }
         closed = true;
         staged.clear();
-        closeChronicle();
+        try {
+            recordTail();
+        } catch (WalStorageException e) {
+            // best effort (e.g. a full disk): the record only sharpens damage detection at the next open
+        } finally {
+            closeChronicle();
+        }
+    }
+
+    /**
+     * Writes the committed tail to the log's tail record (durably) when it moved since the last record, so that a
+     * later open can tell a log that ends early (damage, truncation) from a torn last write. Cost: one small atomic
+     * file write (temporary file, fsync, rename, directory fsync); done at close and checkpoint publish, not per
+     * commit (see docs/providers/chronicle.md for the measurement).
+     */
+    private void recordTail() {
+        if (!loaded || !exists || tail <= recordedTail || tail <= watermark) {
+            return;
+        }
+        SmallFiles.writeRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, tail);
+        recordedTail = tail;
     }
 
     // ---------------------------------------------------------------- fencing
@@ -555,12 +587,7 @@ final class LogStore {
         int c = (int) crc.getValue();
         byte[] trailer = {(byte) (c >>> 24), (byte) (c >>> 16), (byte) (c >>> 8), (byte) c};
         long reserve = frameLength + 16L;
-        long position = knownWritePosition();
-        if (position >= 0) {
-            reserver.ensure(appender.currentFile(), position, reserve);
-        } else {
-            reserver.checkFreeSpace(reserve);
-        }
+        reserver.beforeDocument(appender.currentFile(), appender.cycle() != queue.cycle(), reserve);
         documentsBegun++;
         DocumentContext dc = appender.writingDocument();
         try {
@@ -571,6 +598,7 @@ final class LogStore {
                 b.write(s.fragment);
             }
             b.write(trailer);
+            reserver.written(b.writePosition());
         } catch (RuntimeException | Error e) {
             dc.rollbackOnClose();
             throw e;
@@ -578,18 +606,6 @@ final class LogStore {
             dc.close();
         }
         return new long[]{first, appender.lastIndexAppended(), payload, frameLength};
-    }
-
-    /**
-     * Chronicle's write position in the current cycle file (where the next document's header goes), or -1 when it
-     * is not known yet: no file open, or the next document starts a new cycle file.
-     */
-    private long knownWritePosition() {
-        net.openhft.chronicle.wire.Wire w = appender.wire();
-        if (w == null || appender.currentFile() == null || appender.cycle() != queue.cycle()) {
-            return -1;
-        }
-        return w.bytes().writePosition();
     }
 
     /** @return bytes reserved ahead of the write position so far (see {@link SpaceReserver}), for tests */
@@ -850,10 +866,26 @@ final class LogStore {
         checkFence(fence);
         int rolledBack = staged.size();
         staged.clear();
+        long bad = firstDamagedOffset();
+        if (bad >= 0) {
+            throw new CorruptLogException(id, bad, "committed offsets from " + bad + " are damaged or missing in "
+                    + queueDir + " (committed tail " + tail + "); an operator can truncate the log there with "
+                    + "'lattice wal repair', losing offsets " + bad + ".." + tail);
+        }
         deleteTrimmedCycles();
         long leftovers = pendingLeftovers;
         pendingLeftovers = 0;
         return new ReconcileResult(tail, rolledBack, 0, leftovers);
+    }
+
+    /** @return the first committed offset above the watermark in a damaged or missing frame, or -1 when none */
+    long firstDamagedOffset() {
+        for (int i = 0; i < frames.size(); i++) {
+            if (frames.chronicleIndex(i) == FrameIndex.CORRUPT && frames.last(i, tail) > watermark) {
+                return Math.max(frames.first(i), watermark + 1);
+            }
+        }
+        return -1;
     }
 
     // ---------------------------------------------------------------- checkpoints
@@ -897,6 +929,7 @@ final class LogStore {
         }
         checkpoints.put(through, target);
         checkpointBytes += sizeOf(target) - old;
+        recordTail();
         return written.info();
     }
 
@@ -946,36 +979,61 @@ final class LogStore {
 
     // ---------------------------------------------------------------- scan
 
-    /** Rebuilds the frame index by reading every frame of the queue, cycle by cycle. */
-    private void scan() {
+    /**
+     * Rebuilds the frame index by reading every frame of the queue, cycle by cycle, then looks past the last record
+     * Chronicle returned in the newest cycle file for intact frames ({@link RawFrameFinder}): damage followed by
+     * intact data, or a log that ends before its known committed tail, is corruption, never a torn tail.
+     *
+     * @param knownTail the committed tail recorded durably (tail and trim records), -1 when none
+     */
+    private void scan(long knownTail) {
         Scanner s = new Scanner(watermark);
         RollCycle rc = queue.rollCycle();
         int firstCycle = queue.firstCycle();
         int lastCycle = queue.lastCycle();
+        List<Frames.Header> raw = List.of();
         if (firstCycle != Integer.MAX_VALUE && lastCycle != Integer.MIN_VALUE) {
             NavigableSet<Long> cycles = queue.listCyclesBetween(firstCycle, lastCycle);
             ExcerptTailer t = tailer();
             long nextCycle = Long.MIN_VALUE;
+            long newestEnd = 0;
             for (long cycle : cycles) {
                 if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
                     continue;
                 }
-                while (true) {
-                    try (DocumentContext dc = t.readingDocument()) {
-                        if (!dc.isPresent()) {
-                            break;
+                try {
+                    while (true) {
+                        try (DocumentContext dc = t.readingDocument()) {
+                            if (!dc.isPresent()) {
+                                break;
+                            }
+                            long index = dc.index();
+                            Bytes<?> b = dc.wire().bytes();
+                            if (rc.toCycle(index) == lastCycle) {
+                                newestEnd = b.readLimit();
+                            }
+                            byte[] doc = new byte[(int) b.readRemaining()];
+                            b.read(doc);
+                            s.document(index, doc);
+                            nextCycle = rc.toCycle(index) + 1L;
                         }
-                        long index = dc.index();
-                        Bytes<?> b = dc.wire().bytes();
-                        byte[] doc = new byte[(int) b.readRemaining()];
-                        b.read(doc);
-                        s.document(index, doc);
-                        nextCycle = rc.toCycle(index) + 1L;
                     }
+                } catch (RuntimeException unreadable) {
+                    // a record header Chronicle cannot parse: what follows is judged below and by the next cycle
+                    s.unreadable();
+                    tailer.close();
+                    tailer = null;
+                    t = tailer();
                 }
             }
+            try {
+                raw = RawFrameFinder.find(cycleNames.resourceFor(lastCycle).path.toPath(), newestEnd,
+                        config.maxDocumentBytes());
+            } catch (IOException e) {
+                throw new WalStorageException(id, "cannot read the newest cycle file in " + queueDir, e);
+            }
         }
-        s.finish();
+        s.finish(knownTail, raw);
         for (Scanner.Item it : s.accepted) {
             frames.add(it.first, it.index, it.payload, it.frameBytes);
             framePayloadBytes += it.payload;
@@ -1146,8 +1204,38 @@ final class LogStore {
             badDocs = 0;
         }
 
-        void finish() {
+        /** A document Chronicle could not return at all (its record header is unreadable). */
+        void unreadable() {
+            badDocs++;
+        }
+
+        /**
+         * Ends the scan. What is left tentative (an incomplete or damaged last group, unreadable documents) is a torn
+         * tail, discarded, only when nothing proves it was committed; it is corruption (a corrupt range from the first
+         * missing offset) when an intact frame of a later group lies past it in the raw file, or when the durably
+         * recorded committed tail is above it. The tail never goes below {@code knownTail}.
+         *
+         * @param knownTail the committed tail recorded durably, -1 when none
+         * @param raw intact frame headers found past the last record Chronicle returned
+         */
+        void finish(long knownTail, List<Frames.Header> raw) {
+            long tornStart = p != null ? p.start : next;
+            long proven = -1;
+            for (Frames.Header h : raw) {
+                if (h.groupFirst() > tornStart) {
+                    proven = Math.max(proven, h.last());
+                }
+            }
+            proven = Math.max(proven, knownTail);
+            if (proven >= Math.max(next, w + 1)) {
+                proveThrough(proven);
+            }
             discard();
+        }
+
+        /** Ends a scan with no durable tail and no raw frames (unit tests of the document rules). */
+        void finish() {
+            finish(-1, List.of());
         }
     }
 

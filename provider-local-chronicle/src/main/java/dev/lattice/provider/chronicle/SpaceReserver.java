@@ -43,6 +43,8 @@ final class SpaceReserver implements AutoCloseable {
     static volatile Mode mode = Mode.ZERO_WRITE;
     /** Bytes reserved ahead of the write position at a time (1 MiB). */
     static final long CHUNK_BYTES = 1L << 20;
+    /** The chunk for new reservers; a test hook to measure other sizes. */
+    static volatile long chunkBytes = CHUNK_BYTES;
     /** Room for what Chronicle itself writes before and after a document: headers and index arrays (256 KiB). */
     static final long SLACK_BYTES = 256L << 10;
     /** Free space required before Chronicle may create or open a cycle file and write its first frame (1 MiB). */
@@ -53,11 +55,13 @@ final class SpaceReserver implements AutoCloseable {
     private final LogId log;
     private final Path dir;
     private final Mode myMode = mode;
+    private final long chunk = chunkBytes;
     private FileStore store;
     private File file;
     private FileChannel channel;
     private int fd = -1;
     private long reservedEnd;
+    private long lastEnd = -1;
     private long reservedBytes;
 
     /**
@@ -105,7 +109,39 @@ final class SpaceReserver implements AutoCloseable {
     }
 
     /**
-     * Makes sure bytes {@code from .. from + bytes + SLACK_BYTES} of a cycle file are allocated.
+     * Before Chronicle begins a document: reserves ahead of the end of the last document written through this
+     * reserver when the document goes into the same file, else (first write, or a roll to a new file whose header
+     * Chronicle writes itself) checks the free space of the file system.
+     *
+     * @param current the appender's current cycle file, or null when it has none open
+     * @param rolling true when the next document starts a new cycle file
+     * @param bytes the document's size, in bytes
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full
+     */
+    void beforeDocument(File current, boolean rolling, long bytes) {
+        if (!rolling && current != null && current.equals(file) && lastEnd >= 0) {
+            ensure(current, lastEnd, bytes);
+        } else {
+            checkFreeSpace(bytes);
+        }
+    }
+
+    /**
+     * Records where the document just written ends, the base of the next reservation in this file. Only positions
+     * this reserver saw inside a document are used: Chronicle's own idea of its write position (e.g. a reopened
+     * appender's) can point at the last document's header, and zeros written there would destroy it.
+     *
+     * @param end the file position after the document's last byte
+     */
+    void written(long end) {
+        lastEnd = end;
+    }
+
+    /**
+     * Makes sure bytes {@code from .. from + bytes + SLACK_BYTES} of a cycle file are allocated. Zeros are written
+     * only from {@code max(from, end of the previous reservation)}: callers pass a position nothing was written at
+     * (the start of the document being written, or the end of the last one written through this reserver), and
+     * Chronicle never writes past a reservation (each leaves {@link #SLACK_BYTES} for its headers and index arrays).
      *
      * @param f the cycle file the appender writes
      * @param from the file position where writing starts (Chronicle's write position), in bytes
@@ -125,7 +161,7 @@ final class SpaceReserver implements AutoCloseable {
             return;
         }
         long start = Math.max(from, reservedEnd);
-        long end = need + CHUNK_BYTES;
+        long end = need + chunk;
         try {
             if (myMode == Mode.FALLOCATE) {
                 int rc = net.openhft.posix.PosixAPI.posix().fallocate(fd, 0, start, end - start);
@@ -164,6 +200,7 @@ final class SpaceReserver implements AutoCloseable {
         }
         file = f;
         reservedEnd = 0;
+        lastEnd = -1;
     }
 
     /** @return bytes reserved so far, for tests and measurements */
@@ -188,5 +225,6 @@ final class SpaceReserver implements AutoCloseable {
         }
         file = null;
         reservedEnd = 0;
+        lastEnd = -1;
     }
 }
