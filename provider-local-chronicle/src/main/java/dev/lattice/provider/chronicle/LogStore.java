@@ -22,6 +22,7 @@ import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueStore;
 import net.openhft.chronicle.wire.DocumentContext;
 
 import java.io.File;
@@ -997,6 +998,7 @@ final class LogStore {
             ExcerptTailer t = tailer();
             long nextCycle = Long.MIN_VALUE;
             long newestEnd = 0;
+            long newestHeader = -1;
             for (long cycle : cycles) {
                 if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
                     continue;
@@ -1009,12 +1011,16 @@ final class LogStore {
                             }
                             long index = dc.index();
                             Bytes<?> b = dc.wire().bytes();
-                            if (rc.toCycle(index) == lastCycle) {
-                                newestEnd = b.readLimit();
+                            long end = b.readLimit();
+                            boolean newest = rc.toCycle(index) == lastCycle;
+                            if (newest) {
+                                newestHeader = b.readPosition() - 4;
                             }
                             byte[] doc = new byte[(int) b.readRemaining()];
                             b.read(doc);
-                            s.document(index, doc);
+                            if (s.document(index, doc) && newest) {
+                                newestEnd = end; // the raw search starts after the last intact frame
+                            }
                             nextCycle = rc.toCycle(index) + 1L;
                         }
                     }
@@ -1031,6 +1037,29 @@ final class LogStore {
                         config.maxDocumentBytes());
             } catch (IOException e) {
                 throw new WalStorageException(id, "cannot read the newest cycle file in " + queueDir, e);
+            }
+            // Chronicle records the header position of its last complete document in the file's header, on every
+            // append: a position beyond the last document we could read means records after it became unreadable.
+            if (newestEnd > 0) {
+                SingleChronicleQueueStore store = queue.storeForCycle(lastCycle, queue.epoch(), false, null);
+                if (store != null) {
+                    try {
+                        long next = RawFrameFinder.firstDataRecordAt(cycleNames.resourceFor(lastCycle).path.toPath(),
+                                (newestEnd + 3) & ~3L);
+                        long last = store.writePosition();
+                        Path file = cycleNames.resourceFor(lastCycle).path.toPath();
+                        // A complete record after the one following the last intact frame; or the last complete
+                        // record, which Chronicle names in its file header, no longer reads as a data record (its
+                        // 4-byte record header is stored in one write when the record completes: not a torn write).
+                        if (last > next || (last > newestHeader && !RawFrameFinder.isDataRecordHeader(file, last))) {
+                            s.unreadableAfterEnd();
+                        }
+                    } catch (IOException e) {
+                        throw new WalStorageException(id, "cannot read the newest cycle file in " + queueDir, e);
+                    } finally {
+                        queue.closeStore(store);
+                    }
+                }
             }
         }
         s.finish(knownTail, raw);
@@ -1087,6 +1116,7 @@ final class LogStore {
         private boolean anyAccepted;
         private Group p;
         private int badDocs;
+        private boolean recordsAfterEnd;
         long leftovers;
         long hiddenPayloadBytes;
         final List<Item> accepted = new ArrayList<>();
@@ -1096,16 +1126,21 @@ final class LogStore {
             this.next = watermark + 1;
         }
 
-        void document(long index, byte[] doc) {
+        /**
+         * Judges one document.
+         *
+         * @return true when it holds an intact frame (header and body)
+         */
+        boolean document(long index, byte[] doc) {
             Frames.Header h = Frames.readHeader(doc);
             if (h == null) {
                 badDocs++;
-                return;
-            }
-            if (h.last() <= w) {
-                return;
+                return false;
             }
             boolean bodyOk = Frames.checkBody(doc, h) == null;
+            if (h.last() <= w) {
+                return bodyOk;
+            }
             boolean sameGroup = p != null && !p.complete() && h.groupFirst() == p.groupFirst
                     && h.groupThrough() == p.groupThrough && h.epoch() == p.epoch && h.first() > p.start;
             boolean trimStart = !anyAccepted && h.first() <= w + 1;
@@ -1121,7 +1156,7 @@ final class LogStore {
                     discard();
                 } else {
                     leftovers++;
-                    return;
+                    return bodyOk;
                 }
                 p = new Group(h, start);
             } else if (h.groupFirst() >= next) {
@@ -1134,7 +1169,7 @@ final class LogStore {
                 addCorrupt(p, h.groupFirst(), h.first() - 1);
             } else {
                 leftovers++;
-                return;
+                return bodyOk;
             }
             badDocs = 0;
             p.docs++;
@@ -1151,6 +1186,7 @@ final class LogStore {
             if (p.complete() && !p.damaged) {
                 acceptGroup(p.groupThrough);
             }
+            return bodyOk;
         }
 
         private static void addCorrupt(Group g, long from, long to) {
@@ -1209,6 +1245,11 @@ final class LogStore {
             badDocs++;
         }
 
+        /** Chronicle's file header names a complete document after the last one it returned. */
+        void unreadableAfterEnd() {
+            recordsAfterEnd = true;
+        }
+
         /**
          * Ends the scan. What is left tentative (an incomplete or damaged last group, unreadable documents) is a torn
          * tail, discarded, only when nothing proves it was committed; it is corruption (a corrupt range from the first
@@ -1227,6 +1268,10 @@ final class LogStore {
                 }
             }
             proven = Math.max(proven, knownTail);
+            if (recordsAfterEnd) {
+                // at least the first offset after what was read was committed; how many more is unknown
+                proven = Math.max(proven, p != null ? Math.max(p.nextOff - 1, next) : next);
+            }
             if (proven >= Math.max(next, w + 1)) {
                 proveThrough(proven);
             }

@@ -24,8 +24,61 @@ import java.util.List;
 final class RawFrameFinder {
 
     private static final int CHUNK = 1 << 20;
+    /** Chronicle record header bits (a little-endian int in front of every record). */
+    private static final int NOT_COMPLETE = 0x80000000;
+    private static final int META_DATA = 0x40000000;
+    private static final int LENGTH_MASK = 0x3FFFFFFF;
 
     private RawFrameFinder() {
+    }
+
+    /**
+     * The position of the first data record at or after a record boundary, stepping over Chronicle's complete
+     * metadata records (index arrays) there. Used to tell whether the record Chronicle names as its last complete
+     * one lies beyond the first record after the last intact frame (then a record after a damaged one was complete:
+     * corruption), or is that first record itself (the last write, which may be torn).
+     *
+     * @param file the cycle file
+     * @param boundary a record boundary: the end of an intact record, rounded up to 4 bytes
+     * @return the position of that data record's header (or of the first zero header)
+     * @throws IOException if the file cannot be read
+     */
+    static long firstDataRecordAt(Path file, long boundary) throws IOException {
+        long pos = boundary;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            for (int steps = 0; steps < 64; steps++) {
+                b.clear();
+                if (ch.read(b, pos) < 4) {
+                    return pos;
+                }
+                int h = b.getInt(0);
+                if (h == 0 || (h & NOT_COMPLETE) != 0 || (h & META_DATA) == 0) {
+                    return pos;
+                }
+                pos = (pos + 4 + (h & LENGTH_MASK) + 3) & ~3L;
+            }
+        }
+        return pos;
+    }
+
+    /**
+     * Whether a complete data record header (not metadata, not in progress, not zero) is at a position.
+     *
+     * @param file the cycle file
+     * @param pos the position
+     * @return true when the 4 bytes there read as a complete data record header
+     * @throws IOException if the file cannot be read
+     */
+    static boolean isDataRecordHeader(Path file, long pos) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            if (ch.read(b, pos) < 4) {
+                return false;
+            }
+            int h = b.getInt(0);
+            return h != 0 && (h & NOT_COMPLETE) == 0 && (h & META_DATA) == 0;
+        }
     }
 
     /**
