@@ -89,6 +89,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      * @param config the configuration
      * @return the open provider; the caller closes it
      * @throws NullPointerException if {@code config} is null
+     * @throws MissingJvmFlagsException if the JVM lacks the {@code --add-opens}/{@code --add-exports} flags Chronicle
+     *     needs (the message lists them)
      * @throws DirectoryLockedException if another provider instance (another process or this JVM) holds the
      *     directory
      * @throws IllegalArgumentException if the directory was created with another block size than the one
@@ -97,6 +99,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      */
     public static ChronicleWalStorageProvider open(ChronicleConfig config) {
         Objects.requireNonNull(config, "config");
+        JvmFlags.check();
         try {
             Files.createDirectories(config.root());
         } catch (IOException e) {

@@ -619,7 +619,20 @@ final class LogStore {
         try {
             boolean newFile = false;
             for (File f : touched) {
-                if (!f.equals(syncFile)) {
+                FileChannel reserved = reserver.channelFor(f);
+                if (reserved != null) {
+                    reserved.force(false); // the reserver's channel on the current file
+                    if (!f.equals(syncFile)) {
+                        syncFile = f;
+                        newFile = true;
+                        if (syncChannel != null) {
+                            syncChannel.close();
+                            syncChannel = null;
+                        }
+                    }
+                    continue;
+                }
+                if (!f.equals(syncFile) || syncChannel == null) {
                     if (syncChannel != null) {
                         syncChannel.force(false);
                         syncChannel.close();

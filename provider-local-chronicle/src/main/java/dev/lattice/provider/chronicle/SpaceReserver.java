@@ -203,6 +203,17 @@ final class SpaceReserver implements AutoCloseable {
         lastEnd = -1;
     }
 
+    /**
+     * The channel this reserver holds on a cycle file, so a commit in fsync mode forces through it instead of
+     * opening another descriptor.
+     *
+     * @param f a cycle file
+     * @return the open channel on {@code f}, or null when it holds none on that file
+     */
+    FileChannel channelFor(File f) {
+        return f.equals(file) ? channel : null;
+    }
+
     /** @return bytes reserved so far, for tests and measurements */
     long reservedBytes() {
         return reservedBytes;
