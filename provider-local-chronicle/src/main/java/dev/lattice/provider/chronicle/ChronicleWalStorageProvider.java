@@ -80,7 +80,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         this.rootLock = rootLock;
         this.logsDir = rootLock.root().resolve(LOGS_DIR);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
-                Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT));
+                Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
+                        ProviderFeature.REPAIR));
     }
 
     /**
@@ -231,6 +232,22 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     public ReconcileResult reconcile(LogId log, Fence fence) {
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.reconcile(fence));
+    }
+
+    /**
+     * Operator repair (declared as {@link ProviderFeature#REPAIR}): truncates the log at its first damaged or
+     * missing committed offset and reports the lost offsets; afterwards the log opens and takes appends at
+     * {@code tailAfter + 1}. The damaged queue is kept beside the new one as {@code queue.damaged-<ms>}; checkpoints
+     * through offsets above the new tail are deleted. Serialised with the log's other calls.
+     *
+     * @throws dev.lattice.spi.FencedException if the fence is stale
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full
+     * @throws WalStorageException if the queue cannot be rebuilt or replaced
+     */
+    @Override
+    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        return withLog(log, s -> s.repair(fence));
     }
 
     @Override

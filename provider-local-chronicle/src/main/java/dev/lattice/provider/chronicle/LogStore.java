@@ -284,12 +284,7 @@ final class LogStore {
             // Chronicle writes the new metadata file through a mapping: make sure it can be backed.
             reserver.checkFreeSpace(0);
         }
-        queue = SingleChronicleQueueBuilder.binary(queueDir)
-                .blockSize(config.blockSize())
-                .rollCycle(config.rollCycle())
-                .timeProvider(config.clock())
-                .syncMode(SyncMode.NONE)
-                .build();
+        queue = build(queueDir);
         // Creating the appender also writes end-of-file markers into older cycles that lack them (after a crash).
         appender = queue.createAppender();
         appender.singleThreadedCheckDisabled(true);
@@ -311,6 +306,15 @@ final class LogStore {
                 throw new WalStorageException(id, "cannot force directory " + queueDir, e);
             }
         }
+    }
+
+    private SingleChronicleQueue build(Path path) {
+        return SingleChronicleQueueBuilder.binary(path)
+                .blockSize(config.blockSize())
+                .rollCycle(config.rollCycle())
+                .timeProvider(config.clock())
+                .syncMode(SyncMode.NONE)
+                .build();
     }
 
     private ExcerptTailer tailer() {
@@ -890,6 +894,112 @@ final class LogStore {
         long leftovers = pendingLeftovers;
         pendingLeftovers = 0;
         return new ReconcileResult(tail, rolledBack, 0, leftovers);
+    }
+
+    /**
+     * Operator repair: truncates the log at its first damaged or missing committed offset. The intact frames below
+     * it are copied into a fresh queue (a commit group cut by the damage is rewritten to end at the last intact
+     * offset), which replaces the damaged one; the damaged queue is kept next to it as {@code queue.damaged-<ms>}
+     * for inspection (delete it to get the space back). The tail record is lowered to the new tail, the trim record's
+     * tail too if it was above it, and checkpoints through offsets above the new tail are deleted (they would name
+     * offsets the log no longer has). Everything is forced to disk before this returns.
+     *
+     * @return what was lost; clean when the log had no damage
+     */
+    dev.lattice.spi.RepairReport repair(Fence fence) {
+        checkFence(fence);
+        staged.clear();
+        long bad = firstDamagedOffset();
+        if (bad < 0) {
+            pendingLeftovers = 0;
+            return dev.lattice.spi.RepairReport.clean(id, tail);
+        }
+        long tailBefore = tail;
+        long tailAfter = bad - 1;
+        Path fresh = dir.resolve(QUEUE_DIR + ".repair");
+        Path damaged = dir.resolve(QUEUE_DIR + ".damaged-" + System.currentTimeMillis());
+        int copied = 0;
+        int rewritten = 0;
+        try {
+            deleteTree(fresh);
+            try (SingleChronicleQueue q = build(fresh)) {
+                ExcerptAppender a = q.createAppender();
+                a.singleThreadedCheckDisabled(true);
+                for (int i = 0; i < frames.size() && frames.first(i) < bad; i++) {
+                    if (frames.chronicleIndex(i) == FrameIndex.CORRUPT) {
+                        break;
+                    }
+                    byte[] doc = readFrame(i, frames.first(i));
+                    if (Frames.readHeader(doc).groupThrough() > tailAfter) {
+                        doc = Frames.withGroupThrough(doc, tailAfter);
+                        rewritten++;
+                    }
+                    try (DocumentContext dc = a.writingDocument()) {
+                        dc.wire().bytes().write(doc);
+                    }
+                    copied++;
+                }
+            }
+            net.openhft.chronicle.core.io.BackgroundResourceReleaser.releasePendingResources();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(fresh)) {
+                for (Path p : ds) {
+                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                        ch.force(true);
+                    }
+                }
+            }
+            SmallFiles.forceDirectory(fresh);
+            closeChronicle();
+            if (Files.isDirectory(queueDir)) {
+                Files.move(queueDir, damaged, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            Files.move(fresh, queueDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            SmallFiles.forceDirectory(dir);
+        } catch (IOException e) {
+            dirty = true;
+            throw StorageErrors.io(id, dir, "repair could not replace the damaged queue " + queueDir, e);
+        }
+        SmallFiles.writeRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, tailAfter);
+        recordedTail = tailAfter;
+        long[] t = SmallFiles.readRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, 2);
+        if (t != null && t[1] > tailAfter) {
+            SmallFiles.writeRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, t[0], Math.max(t[0], tailAfter));
+        }
+        List<Long> droppedCheckpoints = new ArrayList<>(checkpoints.tailMap(tailAfter, false).keySet());
+        try {
+            for (long through : droppedCheckpoints) {
+                Files.deleteIfExists(checkpoints.get(through));
+            }
+            if (!droppedCheckpoints.isEmpty()) {
+                SmallFiles.forceDirectory(checkpointDir);
+            }
+        } catch (IOException e) {
+            throw StorageErrors.io(id, checkpointDir, "repair could not delete checkpoints above offset "
+                    + tailAfter, e);
+        }
+        dirty = true;
+        ensureLoaded();
+        if (tail != Math.max(tailAfter, watermark) || firstDamagedOffset() >= 0) {
+            throw new WalStorageException(id, "repair left the log at tail " + tail + " instead of " + tailAfter);
+        }
+        pendingLeftovers = 0;
+        String detail = "truncated at the first damaged or missing committed offset " + bad + "; kept " + copied
+                + " intact frames" + (rewritten > 0 ? " (" + rewritten + " rewritten to end their commit group at "
+                + tailAfter + ")" : "") + "; lost offsets " + bad + ".." + tailBefore
+                + (droppedCheckpoints.isEmpty() ? "" : "; deleted checkpoints through " + droppedCheckpoints)
+                + "; the damaged queue was moved to " + damaged + " (delete it to free the space)";
+        return new dev.lattice.spi.RepairReport(id, tailBefore, tailAfter, bad, tailBefore, detail);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) s.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     /** @return the first committed offset above the watermark in a damaged or missing frame, or -1 when none */
