@@ -1122,6 +1122,7 @@ final class LogStore {
             long nextCycle = Long.MIN_VALUE;
             long newestEnd = 0;
             long newestHeader = -1;
+            long newestIntactHeader = -1;
             for (long cycle : cycles) {
                 if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
                     continue;
@@ -1143,6 +1144,7 @@ final class LogStore {
                             b.read(doc);
                             if (s.document(index, doc) && newest) {
                                 newestEnd = end; // the raw search starts after the last intact frame
+                                newestIntactHeader = newestHeader;
                             }
                             nextCycle = rc.toCycle(index) + 1L;
                         }
@@ -1155,35 +1157,7 @@ final class LogStore {
                     t = tailer();
                 }
             }
-            try {
-                raw = RawFrameFinder.find(cycleNames.resourceFor(lastCycle).path.toPath(), newestEnd,
-                        config.maxDocumentBytes());
-            } catch (IOException e) {
-                throw new WalStorageException(id, "cannot read the newest cycle file in " + queueDir, e);
-            }
-            // Chronicle records the header position of its last complete document in the file's header, on every
-            // append: a position beyond the last document we could read means records after it became unreadable.
-            if (newestEnd > 0) {
-                SingleChronicleQueueStore store = queue.storeForCycle(lastCycle, queue.epoch(), false, null);
-                if (store != null) {
-                    try {
-                        long next = RawFrameFinder.firstDataRecordAt(cycleNames.resourceFor(lastCycle).path.toPath(),
-                                (newestEnd + 3) & ~3L);
-                        long last = store.writePosition();
-                        Path file = cycleNames.resourceFor(lastCycle).path.toPath();
-                        // A complete record after the one following the last intact frame; or the last complete
-                        // record, which Chronicle names in its file header, no longer reads as a data record (its
-                        // 4-byte record header is stored in one write when the record completes: not a torn write).
-                        if (last > next || (last > newestHeader && !RawFrameFinder.isDataRecordHeader(file, last))) {
-                            s.unreadableAfterEnd();
-                        }
-                    } catch (IOException e) {
-                        throw new WalStorageException(id, "cannot read the newest cycle file in " + queueDir, e);
-                    } finally {
-                        queue.closeStore(store);
-                    }
-                }
-            }
+            raw = checkNewestEnd(s, lastCycle, newestHeader, newestIntactHeader, newestEnd);
         }
         s.finish(knownTail, raw);
         for (Scanner.Item it : s.accepted) {
@@ -1194,6 +1168,44 @@ final class LogStore {
         hiddenPayloadBytes = s.hiddenPayloadBytes;
         tail = Math.max(tail, s.next - 1);
         pendingLeftovers += s.leftovers;
+    }
+
+    /**
+     * Looks past the last record Chronicle returned in the newest cycle file. Chronicle records the header position
+     * of its last complete record in the file's header on every append. When that is the last intact frame we read,
+     * the end is clean and nothing more is read. Otherwise: a complete record after the one that follows the last
+     * intact frame, or a last complete record that no longer reads as a data record (its 4-byte header is stored in
+     * one write when the record completes, so this is not a torn write) is evidence of unreadable committed records;
+     * and the raw bytes are searched for intact frames of later groups ({@link RawFrameFinder}).
+     *
+     * @return the intact frame headers found in the raw bytes
+     */
+    private List<Frames.Header> checkNewestEnd(Scanner s, int cycle, long newestHeader, long newestIntactHeader,
+                                               long newestEnd) {
+        Path file = cycleNames.resourceFor(cycle).path.toPath();
+        long last = -1;
+        SingleChronicleQueueStore store = queue.storeForCycle(cycle, queue.epoch(), false, null);
+        if (store != null) {
+            try {
+                last = store.writePosition();
+            } finally {
+                queue.closeStore(store);
+            }
+        }
+        if (last >= 0 && last == newestIntactHeader) {
+            return List.of(); // Chronicle's last complete record is the last intact frame
+        }
+        try {
+            if (newestEnd > 0 && last >= 0) {
+                long next = RawFrameFinder.firstDataRecordAt(file, (newestEnd + 3) & ~3L);
+                if (last > next || (last > newestHeader && !RawFrameFinder.isDataRecordHeader(file, last))) {
+                    s.unreadableAfterEnd();
+                }
+            }
+            return RawFrameFinder.find(file, newestEnd, config.maxDocumentBytes());
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot read the newest cycle file " + file, e);
+        }
     }
 
     /**

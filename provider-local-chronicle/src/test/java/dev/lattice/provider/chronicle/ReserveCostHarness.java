@@ -20,16 +20,17 @@ public final class ReserveCostHarness {
     }
 
     /**
-     * @param args directory, optional commit count (default 200,000)
+     * @param args directory, optional commit count (default 200,000), optional repetitions (default 3)
      */
     public static void main(String[] args) {
         Path base = Path.of(args[0]);
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
+        int reps = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         Object[][] runs = {
             {SpaceReserver.Mode.NONE, 0L},
+            {SpaceReserver.Mode.ZERO_WRITE, SpaceReserver.CHUNK_BYTES},
+            {SpaceReserver.Mode.FALLOCATE, SpaceReserver.CHUNK_BYTES},
             {SpaceReserver.Mode.ZERO_WRITE, 1L << 20},
-            {SpaceReserver.Mode.FALLOCATE, 1L << 20},
-            {SpaceReserver.Mode.ZERO_WRITE, 64L << 10},
             {SpaceReserver.Mode.ZERO_WRITE, 0L},
         };
         byte[] entry = new byte[1000];
@@ -49,7 +50,7 @@ public final class ReserveCostHarness {
             System.out.printf("rep %d durable tail record: %.3f ms per write%n", rep, (System.nanoTime() - t0) / 1e6 / k);
         }
         TestDirs.delete(small);
-        for (int rep = -1; rep < 3; rep++) {
+        for (int rep = -1; rep < reps; rep++) {
             for (Object[] r : runs) {
                 SpaceReserver.mode = (SpaceReserver.Mode) r[0];
                 SpaceReserver.chunkBytes = (Long) r[1];
