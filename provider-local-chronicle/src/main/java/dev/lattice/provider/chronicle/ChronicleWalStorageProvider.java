@@ -169,8 +169,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 s.markForReload();
                 if (e instanceof InternalError && String.valueOf(e.getMessage()).contains("unsafe memory access")) {
                     throw StorageErrors.diskFull(log, s.dir(), "a page of a memory-mapped file could not be "
-                            + "accessed (out of space, or an I/O error); the log is reloaded from disk on the next call",
-                            e);
+                            + "accessed (out of space, or an I/O error); the log is reloaded from disk on the next "
+                            + "call", e);
                 }
                 throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
             }

@@ -97,70 +97,70 @@ class DiskFullTest {
             AtomicLong slowest = new AtomicLong();
             WalStorageProvider wal = ChronicleWalStorageProvider.open(ChronicleConfig.builder(root).build());
             try {
-            Fence[] fences = new Fence[WRITERS];
-            for (int p = 0; p < WRITERS; p++) {
-                fences[p] = wal.claim(new LogId("full", p));
-                acked.put(p, new ConcurrentSkipListSet<>());
-            }
-            // Phase 1: write until every writer failed 5 times in a row.
-            List<Thread> threads = new ArrayList<>();
-            for (int p = 0; p < WRITERS; p++) {
-                int part = p;
-                threads.add(new Thread(() -> {
-                    LogId log = new LogId("full", part);
-                    long next = 0;
-                    int failedInARow = 0;
-                    while (failedInARow < 5 && next < 100_000) {
-                        long t0 = System.nanoTime();
-                        try {
-                            wal.stage(log, fences[part], batch(part, next));
-                            wal.commit(log, fences[part], next);
-                            acked.get(part).add(next);
-                            next++;
-                            failedInARow = 0;
-                        } catch (Throwable t) {
-                            failures.incrementAndGet();
-                            failedInARow++;
-                            if (!(t instanceof ProviderUnavailableException)
-                                    || !t.getMessage().contains("disk is full")) {
-                                wrong.add(t);
-                            }
-                            try {
-                                next = wal.reconcile(log, fences[part]).committedTail() + 1;
-                            } catch (Throwable r) {
-                                wrong.add(r);
-                            }
-                        } finally {
-                            slowest.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
-                        }
-                    }
-                }, "writer-" + p));
-            }
-            threads.forEach(Thread::start);
-            for (Thread t : threads) {
-                t.join(120_000);
-                assertThat(t.isAlive()).as("writer %s still running after 120 s", t.getName()).isFalse();
-            }
-            assertThat(wrong).as("every failure is a typed disk-full error").isEmpty();
-            assertThat(failures.get()).as("the file system filled up").isGreaterThanOrEqualTo(5L * WRITERS);
-            assertThat(slowest.get()).as("slowest call, ms").isLessThan(CALL_BOUND_MS);
-            Throwable full = catchThrowable(() -> {
-                wal.stage(new LogId("full", 0), fences[0], batch(0, acked.get(0).last() + 1));
-                wal.commit(new LogId("full", 0), fences[0], acked.get(0).last() + 1);
-            });
-            assertDiskFull(full, root);
-
-            // Phase 2: free space; the same instance takes writes again.
-            Files.delete(filler);
-            for (int p = 0; p < WRITERS; p++) {
-                LogId log = new LogId("full", p);
-                long next = wal.reconcile(log, fences[p]).committedTail() + 1;
-                for (int i = 0; i < 50; i++, next++) {
-                    wal.stage(log, fences[p], batch(p, next));
-                    wal.commit(log, fences[p], next);
-                    acked.get(p).add(next);
+                Fence[] fences = new Fence[WRITERS];
+                for (int p = 0; p < WRITERS; p++) {
+                    fences[p] = wal.claim(new LogId("full", p));
+                    acked.put(p, new ConcurrentSkipListSet<>());
                 }
-            }
+                // Phase 1: write until every writer failed 5 times in a row.
+                List<Thread> threads = new ArrayList<>();
+                for (int p = 0; p < WRITERS; p++) {
+                    int part = p;
+                    threads.add(new Thread(() -> {
+                        LogId log = new LogId("full", part);
+                        long next = 0;
+                        int failedInARow = 0;
+                        while (failedInARow < 5 && next < 100_000) {
+                            long t0 = System.nanoTime();
+                            try {
+                                wal.stage(log, fences[part], batch(part, next));
+                                wal.commit(log, fences[part], next);
+                                acked.get(part).add(next);
+                                next++;
+                                failedInARow = 0;
+                            } catch (Throwable t) {
+                                failures.incrementAndGet();
+                                failedInARow++;
+                                if (!(t instanceof ProviderUnavailableException)
+                                        || !t.getMessage().contains("disk is full")) {
+                                    wrong.add(t);
+                                }
+                                try {
+                                    next = wal.reconcile(log, fences[part]).committedTail() + 1;
+                                } catch (Throwable r) {
+                                    wrong.add(r);
+                                }
+                            } finally {
+                                slowest.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
+                            }
+                        }
+                    }, "writer-" + p));
+                }
+                threads.forEach(Thread::start);
+                for (Thread t : threads) {
+                    t.join(120_000);
+                    assertThat(t.isAlive()).as("writer %s still running after 120 s", t.getName()).isFalse();
+                }
+                assertThat(wrong).as("every failure is a typed disk-full error").isEmpty();
+                assertThat(failures.get()).as("the file system filled up").isGreaterThanOrEqualTo(5L * WRITERS);
+                assertThat(slowest.get()).as("slowest call, ms").isLessThan(CALL_BOUND_MS);
+                Throwable full = catchThrowable(() -> {
+                    wal.stage(new LogId("full", 0), fences[0], batch(0, acked.get(0).last() + 1));
+                    wal.commit(new LogId("full", 0), fences[0], acked.get(0).last() + 1);
+                });
+                assertDiskFull(full, root);
+
+                // Phase 2: free space; the same instance takes writes again.
+                Files.delete(filler);
+                for (int p = 0; p < WRITERS; p++) {
+                    LogId log = new LogId("full", p);
+                    long next = wal.reconcile(log, fences[p]).committedTail() + 1;
+                    for (int i = 0; i < 50; i++, next++) {
+                        wal.stage(log, fences[p], batch(p, next));
+                        wal.commit(log, fences[p], next);
+                        acked.get(p).add(next);
+                    }
+                }
             } finally {
                 wal.close();
             }
@@ -209,25 +209,25 @@ class DiskFullTest {
             Fence fence;
             CheckpointInfo first;
             try {
-            fence = wal.claim(log);
-            for (long o = 0; o < 10; o++) {
-                wal.stage(log, fence, batch(0, o));
-                wal.commit(log, fence, o);
-            }
-            wal.trim(log, fence, 2);
-            first = wal.checkpoints().publish(log, fence, 5, 1, new ByteArrayInputStream(new byte[100]));
-            fillUp(filler);
+                fence = wal.claim(log);
+                for (long o = 0; o < 10; o++) {
+                    wal.stage(log, fence, batch(0, o));
+                    wal.commit(log, fence, o);
+                }
+                wal.trim(log, fence, 2);
+                first = wal.checkpoints().publish(log, fence, 5, 1, new ByteArrayInputStream(new byte[100]));
+                fillUp(filler);
 
-            assertDiskFull(catchThrowable(() -> wal.claim(log)), root);
-            assertDiskFull(catchThrowable(() -> wal.trim(log, fence, 4)), root);
-            assertDiskFull(catchThrowable(() -> wal.checkpoints().publish(log, fence, 8, 1,
-                    new ByteArrayInputStream(new byte[1 << 20]))), root);
-            assertThat(wal.state(log).epoch()).isEqualTo(fence.epoch());
-            assertThat(wal.state(log).lowestOffset()).isEqualTo(3);
-            assertThat(wal.checkpoints().latest(log)).contains(first);
+                assertDiskFull(catchThrowable(() -> wal.claim(log)), root);
+                assertDiskFull(catchThrowable(() -> wal.trim(log, fence, 4)), root);
+                assertDiskFull(catchThrowable(() -> wal.checkpoints().publish(log, fence, 8, 1,
+                        new ByteArrayInputStream(new byte[1 << 20]))), root);
+                assertThat(wal.state(log).epoch()).isEqualTo(fence.epoch());
+                assertThat(wal.state(log).lowestOffset()).isEqualTo(3);
+                assertThat(wal.checkpoints().latest(log)).contains(first);
 
-            Files.delete(filler);
-            wal.trim(log, fence, 4);
+                Files.delete(filler);
+                wal.trim(log, fence, 4);
             } finally {
                 wal.close();
             }

@@ -47,7 +47,8 @@ public final class ReserveCostHarness {
             for (int i = 0; i < k; i++) {
                 SmallFiles.writeRecord(null, small.resolve("tail"), 0x4C54414C, i);
             }
-            System.out.printf("rep %d durable tail record: %.3f ms per write%n", rep, (System.nanoTime() - t0) / 1e6 / k);
+            System.out.printf("rep %d durable tail record: %.3f ms per write%n", rep,
+                    (System.nanoTime() - t0) / 1e6 / k);
         }
         TestDirs.delete(small);
         for (int rep = -1; rep < reps; rep++) {
