@@ -85,8 +85,14 @@ class DiskFullTest {
         assertThat(t.getMessage()).contains("disk is full").contains(root.toString());
     }
 
-    @Test
-    void concurrentWritersOnAFullTmpfsGetTypedErrorsLoseNothingAndResumeAfterSpaceIsFreed() throws Exception {
+    /**
+     * With {@code hourly} cycles every log writes one cycle file; with {@code test_secondly} a new cycle file every
+     * second, so Chronicle also creates files (and writes their headers through the mapping) on the full disk.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "rollCycle {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"hourly", "test_secondly"})
+    void concurrentWritersOnAFullTmpfsGetTypedErrorsLoseNothingAndResumeAfterSpaceIsFreed(String rollCycle)
+            throws Exception {
         try (Tmpfs fs = Tmpfs.mount(20)) {
             Path root = fs.dir.resolve("wal");
             Path filler = fs.dir.resolve("filler");
@@ -95,7 +101,8 @@ class DiskFullTest {
             ConcurrentLinkedQueue<Throwable> wrong = new ConcurrentLinkedQueue<>();
             AtomicLong failures = new AtomicLong();
             AtomicLong slowest = new AtomicLong();
-            WalStorageProvider wal = ChronicleWalStorageProvider.open(ChronicleConfig.builder(root).build());
+            WalStorageProvider wal = ChronicleWalStorageProvider.open(ChronicleConfig.builder(root)
+                    .rollCycle(rollCycle).build());
             try {
                 Fence[] fences = new Fence[WRITERS];
                 for (int p = 0; p < WRITERS; p++) {
@@ -144,6 +151,9 @@ class DiskFullTest {
                 assertThat(wrong).as("every failure is a typed disk-full error").isEmpty();
                 assertThat(failures.get()).as("the file system filled up").isGreaterThanOrEqualTo(5L * WRITERS);
                 assertThat(slowest.get()).as("slowest call, ms").isLessThan(CALL_BOUND_MS);
+                if (rollCycle.equals("test_secondly")) {
+                    Thread.sleep(1_100); // the next commit starts a new cycle file, on the full disk
+                }
                 Throwable full = catchThrowable(() -> {
                     wal.stage(new LogId("full", 0), fences[0], batch(0, acked.get(0).last() + 1));
                     wal.commit(new LogId("full", 0), fences[0], acked.get(0).last() + 1);
@@ -168,7 +178,8 @@ class DiskFullTest {
             // Phase 3: reopen, every acknowledged entry is there with its value.
             long checked = 0;
             long lost = 0;
-            try (WalStorageProvider again = ChronicleWalStorageProvider.open(ChronicleConfig.builder(root).build())) {
+            try (WalStorageProvider again = ChronicleWalStorageProvider.open(ChronicleConfig.builder(root)
+                    .rollCycle(rollCycle).build())) {
                 for (int p = 0; p < WRITERS; p++) {
                     LogId log = new LogId("full", p);
                     Map<Long, byte[]> found = new ConcurrentHashMap<>();
@@ -192,8 +203,16 @@ class DiskFullTest {
                     }
                 }
             }
-            System.out.printf("disk-full: %d writers, %d acknowledged entries checked, %d failed calls, "
-                    + "slowest call %d ms, lost %d%n", WRITERS, checked, failures.get(), slowest.get(), lost);
+            long cycleFiles;
+            try (java.util.stream.Stream<Path> files = Files.walk(root)) {
+                cycleFiles = files.filter(f -> f.toString().endsWith(".cq4")).count();
+            }
+            System.out.printf("disk-full (%s): %d writers, %d acknowledged entries checked, %d failed calls, "
+                    + "slowest call %d ms, %d cycle files, lost %d%n", rollCycle, WRITERS, checked, failures.get(),
+                    slowest.get(), cycleFiles, lost);
+            if (rollCycle.equals("test_secondly")) {
+                assertThat(cycleFiles).as("cycle files created along the way").isGreaterThan(WRITERS);
+            }
             assertThat(lost).as("acknowledged entries lost").isZero();
             assertThat(checked).isGreaterThan(1000);
         }
