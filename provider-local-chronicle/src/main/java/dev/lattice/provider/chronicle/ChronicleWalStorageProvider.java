@@ -50,6 +50,13 @@ import java.util.function.Function;
  *       the root lock keeps any other instance out, so the epoch in memory is authoritative.</li>
  *   <li>Trim writes the watermark durably first, then deletes whole cycle files at or below it (never the newest
  *       one).</li>
+ *   <li>Full disk: file space is allocated for real ahead of every mapped write ({@link SpaceReserver}), so a full
+ *       disk fails the call with a {@link dev.lattice.spi.ProviderUnavailableException} saying so and naming the
+ *       directory, before anything is acknowledged; no {@link Error} escapes a call.</li>
+ *   <li>Damage: only the last, incomplete write after a crash is discarded as a torn tail; damage with committed data
+ *       after it, or a log ending below its recorded committed tail, is a
+ *       {@link dev.lattice.spi.CorruptLogException} from {@link #reconcile} and {@link #read};
+ *       {@link #repair} ({@link ProviderFeature#REPAIR}) truncates there for an operator.</li>
  * </ul>
  *
  * <p>Thread-safe: calls on different logs run in parallel; calls on one log are serialised by that log's lock.
