@@ -93,6 +93,7 @@ final class CheckpointFiles {
      * @param limit the largest allowed size, in bytes
      * @return the temporary file and the description
      * @throws CheckpointTooLargeException if {@code data} is longer than {@code limit} (the temporary file is gone)
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full (the temporary file is gone)
      * @throws WalStorageException if reading {@code data} or writing fails (the temporary file is gone)
      */
     static Written writeTemp(LogId log, Path dir, long throughOffset, int formatVersion, long epoch, InputStream data,
@@ -131,7 +132,8 @@ final class CheckpointFiles {
             ok = true;
             return new Written(tmp, new CheckpointInfo(throughOffset, formatVersion, size, epoch));
         } catch (IOException e) {
-            throw new WalStorageException(log, "cannot write checkpoint file " + tmp, e);
+            throw StorageErrors.io(log, dir, "cannot write checkpoint file " + tmp + " (the previous checkpoint "
+                    + "stays the latest)", e);
         } finally {
             if (!ok) {
                 try {

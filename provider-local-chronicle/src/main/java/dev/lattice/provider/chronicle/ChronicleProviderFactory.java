@@ -43,6 +43,7 @@ public final class ChronicleProviderFactory implements WalStorageProviderFactory
      *
      * @throws IllegalArgumentException if the scheme is not {@code chronicle}, the URI has a host or no path, or an
      *     option is unknown or malformed
+     * @throws MissingJvmFlagsException if the JVM lacks the flags Chronicle needs (the message lists them)
      * @throws DirectoryLockedException if another provider instance holds the directory
      * @throws dev.lattice.spi.WalStorageException if the directory cannot be created, locked or read
      */

@@ -50,6 +50,13 @@ import java.util.function.Function;
  *       the root lock keeps any other instance out, so the epoch in memory is authoritative.</li>
  *   <li>Trim writes the watermark durably first, then deletes whole cycle files at or below it (never the newest
  *       one).</li>
+ *   <li>Full disk: file space is allocated for real ahead of every mapped write ({@link SpaceReserver}), so a full
+ *       disk fails the call with a {@link dev.lattice.spi.ProviderUnavailableException} saying so and naming the
+ *       directory, before anything is acknowledged; no {@link Error} escapes a call.</li>
+ *   <li>Damage: only the last, incomplete write after a crash is discarded as a torn tail; damage with committed data
+ *       after it, or a log ending below its recorded committed tail, is a
+ *       {@link dev.lattice.spi.CorruptLogException} from {@link #reconcile} and {@link #read};
+ *       {@link #repair} ({@link ProviderFeature#REPAIR}) truncates there for an operator.</li>
  * </ul>
  *
  * <p>Thread-safe: calls on different logs run in parallel; calls on one log are serialised by that log's lock.
@@ -80,7 +87,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         this.rootLock = rootLock;
         this.logsDir = rootLock.root().resolve(LOGS_DIR);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
-                Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT));
+                Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
+                        ProviderFeature.REPAIR));
     }
 
     /**
@@ -89,6 +97,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      * @param config the configuration
      * @return the open provider; the caller closes it
      * @throws NullPointerException if {@code config} is null
+     * @throws MissingJvmFlagsException if the JVM lacks the {@code --add-opens}/{@code --add-exports} flags Chronicle
+     *     needs (the message lists them)
      * @throws DirectoryLockedException if another provider instance (another process or this JVM) holds the
      *     directory
      * @throws IllegalArgumentException if the directory was created with another block size than the one
@@ -97,6 +107,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      */
     public static ChronicleWalStorageProvider open(ChronicleConfig config) {
         Objects.requireNonNull(config, "config");
+        JvmFlags.check();
         try {
             Files.createDirectories(config.root());
         } catch (IOException e) {
@@ -158,6 +169,17 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 throw e;
             } catch (RuntimeException e) {
                 throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
+            } catch (OutOfMemoryError e) {
+                throw e;
+            } catch (Error e) {
+                // Never let an Error (e.g. the InternalError of a SIGBUS on a mapped page) escape or kill a thread.
+                s.markForReload();
+                if (e instanceof InternalError && String.valueOf(e.getMessage()).contains("unsafe memory access")) {
+                    throw StorageErrors.diskFull(log, s.dir(), "a page of a memory-mapped file could not be "
+                            + "accessed (out of space, or an I/O error); the log is reloaded from disk on the next "
+                            + "call", e);
+                }
+                throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
             }
         } finally {
             s.lock.unlock();
@@ -217,6 +239,22 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     public ReconcileResult reconcile(LogId log, Fence fence) {
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.reconcile(fence));
+    }
+
+    /**
+     * Operator repair (declared as {@link ProviderFeature#REPAIR}): truncates the log at its first damaged or
+     * missing committed offset and reports the lost offsets; afterwards the log opens and takes appends at
+     * {@code tailAfter + 1}. The damaged queue is kept beside the new one as {@code queue.damaged-<ms>}; checkpoints
+     * through offsets above the new tail are deleted. Serialised with the log's other calls.
+     *
+     * @throws dev.lattice.spi.FencedException if the fence is stale
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full
+     * @throws WalStorageException if the queue cannot be rebuilt or replaced
+     */
+    @Override
+    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        return withLog(log, s -> s.repair(fence));
     }
 
     @Override

@@ -293,6 +293,27 @@ final class Frames {
     }
 
     /**
+     * A copy of an intact frame whose commit group ends earlier: the group's last offset set to {@code groupThrough}
+     * and both checksums recomputed. Used by repair for the frames before the damage of a group the damage cut.
+     *
+     * @param doc the frame bytes (intact)
+     * @param groupThrough the new last offset of the group, at or above the frame's last offset
+     * @return the rewritten frame
+     */
+    static byte[] withGroupThrough(byte[] doc, long groupThrough) {
+        byte[] out = doc.clone();
+        ByteBuffer b = ByteBuffer.wrap(out);
+        b.putLong(48, groupThrough);
+        CRC32C crc = new CRC32C();
+        crc.update(out, 0, HEADER_BYTES - 4);
+        b.putInt(HEADER_BYTES - 4, (int) crc.getValue());
+        crc.reset();
+        crc.update(out, 0, out.length - TRAILER_BYTES);
+        b.putInt(out.length - TRAILER_BYTES, (int) crc.getValue());
+        return out;
+    }
+
+    /**
      * Sums the payload bytes of the entries of an intact frame at or below an offset.
      *
      * @param doc the frame bytes

@@ -22,6 +22,7 @@ import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueStore;
 import net.openhft.chronicle.wire.DocumentContext;
 
 import java.io.File;
@@ -59,6 +60,9 @@ final class LogStore {
 
     static final String EPOCH_FILE = "epoch";
     static final String TRIM_FILE = "trim";
+    /** Durable record of the committed tail, written at close and at checkpoint publish. */
+    static final String TAIL_FILE = "tail";
+    private static final int TAIL_MAGIC = 0x4C54414C;
     static final String QUEUE_DIR = "queue";
     static final String CHECKPOINT_DIR = "checkpoints";
     private static final int EPOCH_MAGIC = 0x4C455043;
@@ -80,6 +84,8 @@ final class LogStore {
     private long epoch;
     private long watermark = -1;
     private long tail = -1;
+    /** The committed tail in the log's tail record, -1 when none. */
+    private long recordedTail = -1;
     private final FrameIndex frames = new FrameIndex();
     private long framePayloadBytes;
     private long framedBytes;
@@ -96,6 +102,9 @@ final class LogStore {
     private FileChannel syncChannel;
     private File syncFile;
     private long forcedFiles;
+    private SpaceReserver reserver;
+    /** Chronicle documents begun by the commit in progress (0: a failure left the queue untouched). */
+    private int documentsBegun;
     /** Test hook run after each frame a commit wrote (to inject a failure between frames); null in production. */
     Runnable afterFrameWritten;
 
@@ -213,6 +222,9 @@ final class LogStore {
             long[] t = SmallFiles.readRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, 2);
             watermark = t == null ? -1 : t[0];
             long floor = t == null ? -1 : Math.max(t[0], t[1]);
+            long[] r = SmallFiles.readRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, 1);
+            recordedTail = r == null ? -1 : r[0];
+            long knownTail = Math.max(floor, recordedTail);
             checkpoints = CheckpointFiles.list(id, checkpointDir);
             checkpointBytes = 0;
             for (Path p : checkpoints.values()) {
@@ -225,13 +237,24 @@ final class LogStore {
             tail = floor;
             if (Files.isDirectory(queueDir)) {
                 openQueue();
-                scan();
+                scan(knownTail);
+            } else if (knownTail > watermark) {
+                // the queue is gone but offsets above the watermark were committed
+                frames.add(watermark + 1, FrameIndex.CORRUPT, 0, 0);
+                tail = knownTail;
             }
             tail = Math.max(tail, floor);
             staged.headMap(tail, true).clear();
         }
         loaded = true;
         dirty = false;
+    }
+
+    /** Makes the next call rebuild the log's state from disk (after a failure that may have left it unknown). */
+    void markForReload() {
+        if (loaded) {
+            dirty = true;
+        }
     }
 
     /** Creates the log's directories (durably) if they do not exist yet. */
@@ -249,19 +272,19 @@ final class LogStore {
             SmallFiles.forceDirectory(logs);
             SmallFiles.forceDirectory(dir);
         } catch (IOException e) {
-            throw new WalStorageException(id, "cannot create log directory " + dir, e);
+            throw StorageErrors.io(id, dir.getParent(), "cannot create log directory " + dir, e);
         }
         exists = true;
     }
 
     private void openQueue() {
         boolean created = !Files.isDirectory(queueDir);
-        queue = SingleChronicleQueueBuilder.binary(queueDir)
-                .blockSize(config.blockSize())
-                .rollCycle(config.rollCycle())
-                .timeProvider(config.clock())
-                .syncMode(SyncMode.NONE)
-                .build();
+        reserver = new SpaceReserver(id, queueDir);
+        if (created) {
+            // Chronicle writes the new metadata file through a mapping: make sure it can be backed.
+            reserver.checkFreeSpace(0);
+        }
+        queue = build(queueDir);
         // Creating the appender also writes end-of-file markers into older cycles that lack them (after a crash).
         appender = queue.createAppender();
         appender.singleThreadedCheckDisabled(true);
@@ -285,6 +308,15 @@ final class LogStore {
         }
     }
 
+    private SingleChronicleQueue build(Path path) {
+        return SingleChronicleQueueBuilder.binary(path)
+                .blockSize(config.blockSize())
+                .rollCycle(config.rollCycle())
+                .timeProvider(config.clock())
+                .syncMode(SyncMode.NONE)
+                .build();
+    }
+
     private ExcerptTailer tailer() {
         if (tailer == null) {
             tailer = queue.createTailer();
@@ -295,7 +327,7 @@ final class LogStore {
 
     private void closeChronicle() {
         Throwable first = null;
-        for (AutoCloseable c : new AutoCloseable[]{tailer, appender, queue, syncChannel}) {
+        for (AutoCloseable c : new AutoCloseable[]{tailer, appender, queue, syncChannel, reserver}) {
             if (c == null) {
                 continue;
             }
@@ -312,6 +344,7 @@ final class LogStore {
         queue = null;
         syncChannel = null;
         syncFile = null;
+        reserver = null;
         if (first != null) {
             throw new WalStorageException(id, "closing the Chronicle queue failed", first);
         }
@@ -324,7 +357,27 @@ final class LogStore {
         }
         closed = true;
         staged.clear();
-        closeChronicle();
+        try {
+            recordTail();
+        } catch (WalStorageException e) {
+            // best effort (e.g. a full disk): the record only sharpens damage detection at the next open
+        } finally {
+            closeChronicle();
+        }
+    }
+
+    /**
+     * Writes the committed tail to the log's tail record (durably) when it moved since the last record, so that a
+     * later open can tell a log that ends early (damage, truncation) from a torn last write. Cost: one small atomic
+     * file write (temporary file, fsync, rename, directory fsync); done at close and checkpoint publish, not per
+     * commit (see docs/providers/chronicle.md for the measurement).
+     */
+    private void recordTail() {
+        if (!loaded || !exists || tail <= recordedTail || tail <= watermark) {
+            return;
+        }
+        SmallFiles.writeRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, tail);
+        recordedTail = tail;
     }
 
     // ---------------------------------------------------------------- fencing
@@ -442,14 +495,15 @@ final class LogStore {
             openQueue();
         }
         List<long[]> written;
+        documentsBegun = 0;
         try {
             written = writeGroup(fence.epoch(), chain, tail + 1, through);
         } catch (RuntimeException | Error e) {
-            // The group may or may not have become visible: rebuild from disk before the next call.
-            dirty = true;
-            throw e instanceof WalStorageException w ? w
-                    : new WalStorageException(id, "writing the commit through " + through + " failed; its outcome "
-                    + "is known after the next call reloads the log", e);
+            if (documentsBegun > 0) {
+                // The group may or may not have become visible: rebuild from disk before the next call.
+                dirty = true;
+            }
+            throw mapWriteFailure(e, through);
         }
         for (long[] f : written) {
             frames.add(f[0], f[1], (int) f[2], (int) f[3]);
@@ -460,6 +514,28 @@ final class LogStore {
             staged.remove(s.first);
         }
         tail = through;
+    }
+
+    /**
+     * Maps a failed commit write to the typed error: a full disk (ENOSPC from the reservation, or a mapped page that
+     * could not be backed, which the JVM reports as an {@code InternalError}) to a disk-full
+     * {@link dev.lattice.spi.ProviderUnavailableException}; never lets an {@link Error} escape.
+     */
+    private WalStorageException mapWriteFailure(Throwable e, long through) {
+        String what = "writing the commit through " + through + " failed"
+                + (documentsBegun > 0 ? "; its outcome is known after the next call reloads the log"
+                : "; nothing was written");
+        if (e instanceof WalStorageException w) {
+            return w;
+        }
+        if (e instanceof InternalError && e.getMessage() != null && e.getMessage().contains("unsafe memory access")) {
+            return StorageErrors.diskFull(id, queueDir, what + " (a page of the memory-mapped file could not be "
+                    + "backed: the file system is out of space, or the file could not be extended)", e);
+        }
+        if (StorageErrors.isDiskFull(e)) {
+            return StorageErrors.diskFull(id, queueDir, what, e);
+        }
+        return new WalStorageException(id, what, e);
     }
 
     /**
@@ -515,14 +591,19 @@ final class LogStore {
         }
         int c = (int) crc.getValue();
         byte[] trailer = {(byte) (c >>> 24), (byte) (c >>> 16), (byte) (c >>> 8), (byte) c};
+        long reserve = frameLength + 16L;
+        reserver.beforeDocument(appender.currentFile(), appender.cycle() != queue.cycle(), reserve);
+        documentsBegun++;
         DocumentContext dc = appender.writingDocument();
         try {
             Bytes<?> b = dc.wire().bytes();
+            reserver.ensure(appender.currentFile(), b.writePosition(), reserve);
             b.write(header);
             for (Staged s : part) {
                 b.write(s.fragment);
             }
             b.write(trailer);
+            reserver.written(b.writePosition());
         } catch (RuntimeException | Error e) {
             dc.rollbackOnClose();
             throw e;
@@ -532,12 +613,30 @@ final class LogStore {
         return new long[]{first, appender.lastIndexAppended(), payload, frameLength};
     }
 
+    /** @return bytes reserved ahead of the write position so far (see {@link SpaceReserver}), for tests */
+    long reservedBytes() {
+        return reserver == null ? 0 : reserver.reservedBytes();
+    }
+
     /** Forces the cycle files a commit wrote (fdatasync), and the queue directory when a cycle file is new. */
     private void force(List<File> touched) {
         try {
             boolean newFile = false;
             for (File f : touched) {
-                if (!f.equals(syncFile)) {
+                FileChannel reserved = reserver.channelFor(f);
+                if (reserved != null) {
+                    reserved.force(false); // the reserver's channel on the current file
+                    if (!f.equals(syncFile)) {
+                        syncFile = f;
+                        newFile = true;
+                        if (syncChannel != null) {
+                            syncChannel.close();
+                            syncChannel = null;
+                        }
+                    }
+                    continue;
+                }
+                if (!f.equals(syncFile) || syncChannel == null) {
                     if (syncChannel != null) {
                         syncChannel.force(false);
                         syncChannel.close();
@@ -560,7 +659,7 @@ final class LogStore {
                 SmallFiles.forceDirectory(queueDir);
             }
         } catch (IOException e) {
-            throw new WalStorageException(id, "cannot force the queue files to disk", e);
+            throw StorageErrors.io(id, queueDir, "cannot force the queue files to disk", e);
         }
     }
 
@@ -785,10 +884,132 @@ final class LogStore {
         checkFence(fence);
         int rolledBack = staged.size();
         staged.clear();
+        long bad = firstDamagedOffset();
+        if (bad >= 0) {
+            throw new CorruptLogException(id, bad, "committed offsets from " + bad + " are damaged or missing in "
+                    + queueDir + " (committed tail " + tail + "); an operator can truncate the log there with "
+                    + "'lattice wal repair', losing offsets " + bad + ".." + tail);
+        }
         deleteTrimmedCycles();
         long leftovers = pendingLeftovers;
         pendingLeftovers = 0;
         return new ReconcileResult(tail, rolledBack, 0, leftovers);
+    }
+
+    /**
+     * Operator repair: truncates the log at its first damaged or missing committed offset. The intact frames below
+     * it are copied into a fresh queue (a commit group cut by the damage is rewritten to end at the last intact
+     * offset), which replaces the damaged one; the damaged queue is kept next to it as {@code queue.damaged-<ms>}
+     * for inspection (delete it to get the space back). The tail record is lowered to the new tail, the trim record's
+     * tail too if it was above it, and checkpoints through offsets above the new tail are deleted (they would name
+     * offsets the log no longer has). Everything is forced to disk before this returns.
+     *
+     * @return what was lost; clean when the log had no damage
+     */
+    dev.lattice.spi.RepairReport repair(Fence fence) {
+        checkFence(fence);
+        staged.clear();
+        long bad = firstDamagedOffset();
+        if (bad < 0) {
+            pendingLeftovers = 0;
+            return dev.lattice.spi.RepairReport.clean(id, tail);
+        }
+        long tailBefore = tail;
+        long tailAfter = bad - 1;
+        Path fresh = dir.resolve(QUEUE_DIR + ".repair");
+        Path damaged = dir.resolve(QUEUE_DIR + ".damaged-" + System.currentTimeMillis());
+        int copied = 0;
+        int rewritten = 0;
+        try {
+            deleteTree(fresh);
+            try (SingleChronicleQueue q = build(fresh)) {
+                ExcerptAppender a = q.createAppender();
+                a.singleThreadedCheckDisabled(true);
+                for (int i = 0; i < frames.size() && frames.first(i) < bad; i++) {
+                    if (frames.chronicleIndex(i) == FrameIndex.CORRUPT) {
+                        break;
+                    }
+                    byte[] doc = readFrame(i, frames.first(i));
+                    if (Frames.readHeader(doc).groupThrough() > tailAfter) {
+                        doc = Frames.withGroupThrough(doc, tailAfter);
+                        rewritten++;
+                    }
+                    try (DocumentContext dc = a.writingDocument()) {
+                        dc.wire().bytes().write(doc);
+                    }
+                    copied++;
+                }
+            }
+            net.openhft.chronicle.core.io.BackgroundResourceReleaser.releasePendingResources();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(fresh)) {
+                for (Path p : ds) {
+                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                        ch.force(true);
+                    }
+                }
+            }
+            SmallFiles.forceDirectory(fresh);
+            closeChronicle();
+            if (Files.isDirectory(queueDir)) {
+                Files.move(queueDir, damaged, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            Files.move(fresh, queueDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            SmallFiles.forceDirectory(dir);
+        } catch (IOException e) {
+            dirty = true;
+            throw StorageErrors.io(id, dir, "repair could not replace the damaged queue " + queueDir, e);
+        }
+        SmallFiles.writeRecord(id, dir.resolve(TAIL_FILE), TAIL_MAGIC, tailAfter);
+        recordedTail = tailAfter;
+        long[] t = SmallFiles.readRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, 2);
+        if (t != null && t[1] > tailAfter) {
+            SmallFiles.writeRecord(id, dir.resolve(TRIM_FILE), TRIM_MAGIC, t[0], Math.max(t[0], tailAfter));
+        }
+        List<Long> droppedCheckpoints = new ArrayList<>(checkpoints.tailMap(tailAfter, false).keySet());
+        try {
+            for (long through : droppedCheckpoints) {
+                Files.deleteIfExists(checkpoints.get(through));
+            }
+            if (!droppedCheckpoints.isEmpty()) {
+                SmallFiles.forceDirectory(checkpointDir);
+            }
+        } catch (IOException e) {
+            throw StorageErrors.io(id, checkpointDir, "repair could not delete checkpoints above offset "
+                    + tailAfter, e);
+        }
+        dirty = true;
+        ensureLoaded();
+        if (tail != Math.max(tailAfter, watermark) || firstDamagedOffset() >= 0) {
+            throw new WalStorageException(id, "repair left the log at tail " + tail + " instead of " + tailAfter);
+        }
+        pendingLeftovers = 0;
+        String detail = "truncated at the first damaged or missing committed offset " + bad + "; kept " + copied
+                + " intact frames" + (rewritten > 0 ? " (" + rewritten + " rewritten to end their commit group at "
+                + tailAfter + ")" : "") + "; lost offsets " + bad + ".." + tailBefore
+                + (droppedCheckpoints.isEmpty() ? "" : "; deleted checkpoints through " + droppedCheckpoints)
+                + "; the damaged queue was moved to " + damaged + " (delete it to free the space)";
+        return new dev.lattice.spi.RepairReport(id, tailBefore, tailAfter, bad, tailBefore, detail);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) s.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** @return the first committed offset above the watermark in a damaged or missing frame, or -1 when none */
+    long firstDamagedOffset() {
+        for (int i = 0; i < frames.size(); i++) {
+            if (frames.chronicleIndex(i) == FrameIndex.CORRUPT && frames.last(i, tail) > watermark) {
+                return Math.max(frames.first(i), watermark + 1);
+            }
+        }
+        return -1;
     }
 
     // ---------------------------------------------------------------- checkpoints
@@ -832,6 +1053,7 @@ final class LogStore {
         }
         checkpoints.put(through, target);
         checkpointBytes += sizeOf(target) - old;
+        recordTail();
         return written.info();
     }
 
@@ -881,40 +1103,67 @@ final class LogStore {
 
     // ---------------------------------------------------------------- scan
 
-    /** Rebuilds the frame index by reading every frame of the queue, cycle by cycle. */
-    private void scan() {
-        Scanner s = new Scanner(watermark);
+    /**
+     * Rebuilds the frame index by reading every frame of the queue, cycle by cycle, then looks past the last record
+     * Chronicle returned in the newest cycle file for intact frames ({@link RawFrameFinder}): damage followed by
+     * intact data, or a log that ends before its known committed tail, is corruption, never a torn tail.
+     *
+     * @param knownTail the committed tail recorded durably (tail and trim records), -1 when none
+     */
+    private void scan(long knownTail) {
+        FrameScanner s = new FrameScanner(watermark);
         RollCycle rc = queue.rollCycle();
         int firstCycle = queue.firstCycle();
         int lastCycle = queue.lastCycle();
+        List<Frames.Header> raw = List.of();
         if (firstCycle != Integer.MAX_VALUE && lastCycle != Integer.MIN_VALUE) {
             NavigableSet<Long> cycles = queue.listCyclesBetween(firstCycle, lastCycle);
             ExcerptTailer t = tailer();
             long nextCycle = Long.MIN_VALUE;
+            long newestEnd = 0;
+            long newestHeader = -1;
+            long newestIntactHeader = -1;
             for (long cycle : cycles) {
                 if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
                     continue;
                 }
-                while (true) {
-                    try (DocumentContext dc = t.readingDocument()) {
-                        if (!dc.isPresent()) {
-                            break;
+                try {
+                    while (true) {
+                        try (DocumentContext dc = t.readingDocument()) {
+                            if (!dc.isPresent()) {
+                                break;
+                            }
+                            long index = dc.index();
+                            Bytes<?> b = dc.wire().bytes();
+                            long end = b.readLimit();
+                            boolean newest = rc.toCycle(index) == lastCycle;
+                            if (newest) {
+                                newestHeader = b.readPosition() - 4;
+                            }
+                            byte[] doc = new byte[(int) b.readRemaining()];
+                            b.read(doc);
+                            if (s.document(index, doc) && newest) {
+                                newestEnd = end; // the raw search starts after the last intact frame
+                                newestIntactHeader = newestHeader;
+                            }
+                            nextCycle = rc.toCycle(index) + 1L;
                         }
-                        long index = dc.index();
-                        Bytes<?> b = dc.wire().bytes();
-                        byte[] doc = new byte[(int) b.readRemaining()];
-                        b.read(doc);
-                        s.document(index, doc);
-                        nextCycle = rc.toCycle(index) + 1L;
                     }
+                } catch (RuntimeException unreadable) {
+                    // a record header Chronicle cannot parse: what follows is judged below and by the next cycle
+                    s.unreadable();
+                    tailer.close();
+                    tailer = null;
+                    t = tailer();
                 }
             }
+            raw = checkNewestEnd(s, lastCycle, newestHeader, newestIntactHeader, newestEnd);
         }
-        s.finish();
-        for (Scanner.Item it : s.accepted) {
-            frames.add(it.first, it.index, it.payload, it.frameBytes);
-            framePayloadBytes += it.payload;
-            framedBytes += it.frameBytes;
+        s.finish(knownTail, raw);
+        for (FrameScanner.Item it : s.accepted) {
+            frames.add(it.first(), it.index(), it.payload(), it.frameBytes());
+            framePayloadBytes += it.payload();
+            framedBytes += it.frameBytes();
         }
         hiddenPayloadBytes = s.hiddenPayloadBytes;
         tail = Math.max(tail, s.next - 1);
@@ -922,167 +1171,40 @@ final class LogStore {
     }
 
     /**
-     * Decides which frames of a queue are committed. The writer starts every commit group at its committed tail + 1
-     * and moves its tail only after the whole group is written, so: a group is committed once its last frame is
-     * present; an incomplete group followed by a group starting at the same offset, or at the end of the queue, is
-     * an abandoned write (a torn tail); a frame that starts above the committed point proves everything below it was
-     * committed, so offsets in between that no intact frame holds are marked corrupt rather than skipped. A group
-     * with a damaged frame is kept tentative until such proof arrives; without it (at the end of the queue) it is a
-     * torn tail and discarded.
+     * Looks past the last record Chronicle returned in the newest cycle file. Chronicle records the header position
+     * of its last complete record in the file's header on every append. When that is the last intact frame we read,
+     * the end is clean and nothing more is read. Otherwise: a complete record after the one that follows the last
+     * intact frame, or a last complete record that no longer reads as a data record (its 4-byte header is stored in
+     * one write when the record completes, so this is not a torn write) is evidence of unreadable committed records;
+     * and the raw bytes are searched for intact frames of later groups ({@link RawFrameFinder}).
+     *
+     * @return the intact frame headers found in the raw bytes
      */
-    static final class Scanner {
-        /** One indexed range: a frame, or a corrupt range with index {@link FrameIndex#CORRUPT}. */
-        record Item(long first, long last, long index, int payload, int frameBytes) {
-        }
-
-        private static final class Group {
-            final long groupFirst;
-            final long groupThrough;
-            final long epoch;
-            final long start;
-            long nextOff;
-            boolean damaged;
-            int docs;
-            final List<Item> items = new ArrayList<>();
-            long hidden;
-
-            Group(Frames.Header h, long start) {
-                this.groupFirst = h.groupFirst();
-                this.groupThrough = h.groupThrough();
-                this.epoch = h.epoch();
-                this.start = start;
-                this.nextOff = start;
-            }
-
-            boolean complete() {
-                return nextOff > groupThrough;
+    private List<Frames.Header> checkNewestEnd(FrameScanner s, int cycle, long newestHeader, long newestIntactHeader,
+                                               long newestEnd) {
+        Path file = cycleNames.resourceFor(cycle).path.toPath();
+        long last = -1;
+        SingleChronicleQueueStore store = queue.storeForCycle(cycle, queue.epoch(), false, null);
+        if (store != null) {
+            try {
+                last = store.writePosition();
+            } finally {
+                queue.closeStore(store);
             }
         }
-
-        private final long w;
-        long next;
-        private boolean anyAccepted;
-        private Group p;
-        private int badDocs;
-        long leftovers;
-        long hiddenPayloadBytes;
-        final List<Item> accepted = new ArrayList<>();
-
-        Scanner(long watermark) {
-            this.w = watermark;
-            this.next = watermark + 1;
+        if (last >= 0 && last == newestIntactHeader) {
+            return List.of(); // Chronicle's last complete record is the last intact frame
         }
-
-        void document(long index, byte[] doc) {
-            Frames.Header h = Frames.readHeader(doc);
-            if (h == null) {
-                badDocs++;
-                return;
-            }
-            if (h.last() <= w) {
-                return;
-            }
-            boolean bodyOk = Frames.checkBody(doc, h) == null;
-            boolean sameGroup = p != null && !p.complete() && h.groupFirst() == p.groupFirst
-                    && h.groupThrough() == p.groupThrough && h.epoch() == p.epoch && h.first() > p.start;
-            boolean trimStart = !anyAccepted && h.first() <= w + 1;
-            if (sameGroup && h.first() >= p.nextOff) {
-                if (h.first() > p.nextOff) {
-                    addCorrupt(p, p.nextOff, h.first() - 1);
-                }
-            } else if (h.first() == h.groupFirst() || trimStart) {
-                long start = h.first();
-                if (start > next) {
-                    proveThrough(start - 1);
-                } else if (start == next || trimStart) {
-                    discard();
-                } else {
-                    leftovers++;
-                    return;
-                }
-                p = new Group(h, start);
-            } else if (h.groupFirst() >= next) {
-                if (h.groupFirst() > next) {
-                    proveThrough(h.groupFirst() - 1);
-                } else {
-                    discard();
-                }
-                p = new Group(h, h.groupFirst());
-                addCorrupt(p, h.groupFirst(), h.first() - 1);
-            } else {
-                leftovers++;
-                return;
-            }
-            badDocs = 0;
-            p.docs++;
-            if (bodyOk) {
-                p.items.add(new Item(h.first(), h.last(), index, h.payloadBytes(), doc.length));
-                if (h.first() <= w) {
-                    p.hidden = Frames.payloadBytesThrough(doc, h, w);
-                }
-            } else {
-                p.damaged = true;
-                p.items.add(new Item(h.first(), h.last(), FrameIndex.CORRUPT, h.payloadBytes(), doc.length));
-            }
-            p.nextOff = h.last() + 1;
-            if (p.complete() && !p.damaged) {
-                acceptGroup(p.groupThrough);
-            }
-        }
-
-        private static void addCorrupt(Group g, long from, long to) {
-            if (from <= to) {
-                g.damaged = true;
-                g.items.add(new Item(from, to, FrameIndex.CORRUPT, 0, 0));
-                g.nextOff = to + 1;
-            }
-        }
-
-        /** Everything through {@code end} is proven committed; use the pending group where it covers it. */
-        private void proveThrough(long end) {
-            if (p != null && p.start <= next) {
-                long covered = Math.min(end, p.nextOff - 1);
-                p.items.removeIf(it -> it.first > end);
-                acceptGroup(covered);
-            } else {
-                discard();
-            }
-            if (next <= end) {
-                accepted.add(new Item(Math.max(next, w + 1), end, FrameIndex.CORRUPT, 0, 0));
-                next = end + 1;
-            }
-            anyAccepted = true;
-            badDocs = 0;
-        }
-
-        private void acceptGroup(long through) {
-            boolean wasEmpty = accepted.isEmpty();
-            for (Item it : p.items) {
-                if (it.last > w) {
-                    accepted.add(it.index == FrameIndex.CORRUPT && it.first <= w
-                            ? new Item(w + 1, it.last, it.index, it.payload, it.frameBytes) : it);
+        try {
+            if (newestEnd > 0 && last >= 0) {
+                long next = RawFrameFinder.firstDataRecordAt(file, (newestEnd + 3) & ~3L);
+                if (last > next || (last > newestHeader && !RawFrameFinder.isDataRecordHeader(file, last))) {
+                    s.unreadableAfterEnd();
                 }
             }
-            if (wasEmpty && !accepted.isEmpty() && accepted.get(0).first <= w) {
-                hiddenPayloadBytes = p.hidden;
-            }
-            next = Math.max(next, through + 1);
-            anyAccepted = true;
-            p = null;
-            badDocs = 0;
-        }
-
-        private void discard() {
-            if (p != null) {
-                leftovers += p.docs;
-                p = null;
-            }
-            leftovers += badDocs;
-            badDocs = 0;
-        }
-
-        void finish() {
-            discard();
+            return RawFrameFinder.find(file, newestEnd, config.maxDocumentBytes());
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot read the newest cycle file " + file, e);
         }
     }
 

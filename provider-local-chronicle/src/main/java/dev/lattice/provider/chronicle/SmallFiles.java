@@ -36,7 +36,8 @@ final class SmallFiles {
      * @param target the file to replace
      * @param magic the record type's magic number
      * @param values the values
-     * @throws WalStorageException if any I/O step fails (the old record stays in place)
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full (the old record stays in place)
+     * @throws WalStorageException if any other I/O step fails (the old record stays in place)
      */
     static void writeRecord(LogId log, Path target, int magic, long... values) {
         ByteBuffer buf = ByteBuffer.allocate(8 + 8 * values.length + 4);
@@ -96,7 +97,8 @@ final class SmallFiles {
      * @param log the log, for errors (may be null)
      * @param target the file to replace
      * @param content the new content
-     * @throws WalStorageException if any step fails
+     * @throws dev.lattice.spi.ProviderUnavailableException if the disk is full (the old content stays in place)
+     * @throws WalStorageException if any other step fails (the old content stays in place)
      */
     static void writeAtomically(LogId log, Path target, byte[] content) {
         Path tmp = target.resolveSibling(target.getFileName() + TMP_SUFFIX);
@@ -112,7 +114,13 @@ final class SmallFiles {
             moveAtomically(tmp, target);
             forceDirectory(target.getParent());
         } catch (IOException e) {
-            throw new WalStorageException(log, "cannot write " + target + " durably", e);
+            try {
+                Files.deleteIfExists(tmp); // give the space back; the old record is untouched
+            } catch (IOException ignored) {
+                // deleted on the next load of the log
+            }
+            throw StorageErrors.io(log, target.getParent(), "cannot write " + target + " durably (the previous "
+                    + "record stays in place)", e);
         }
     }
 

@@ -31,6 +31,8 @@ import java.util.Random;
  *   <li>{@code partial-doc <queueDir> <blockSize> <first> <count>}: opens a log's Chronicle queue directly,
  *       writes a complete, valid frame into a document it never finishes, prints {@code PARTIAL} and waits to be
  *       killed.</li>
+ *   <li>{@code open-uri <uri>}: {@code Providers.open(uri)}, claims and appends one entry, closes; prints
+ *       {@code OPENED} or {@code FAILED <exception class> <message>} (one line).</li>
  * </ul>
  */
 public final class ChildMains {
@@ -56,7 +58,19 @@ public final class ChildMains {
             case "hold-lock" -> holdLock(out, Path.of(args[1]));
             case "partial-doc" -> partialDoc(out, Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
                     Integer.parseInt(args[4]));
+            case "open-uri" -> openUri(out, args[1]);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
+        }
+    }
+
+    private static void openUri(PrintStream out, String uri) {
+        try (WalStorageProvider p = dev.lattice.spi.Providers.open(uri)) {
+            LogId log = new LogId("flags", 0);
+            Fence f = p.claim(log);
+            p.append(log, f, EncodedBatch.of(0, List.of(new byte[]{1, 2, 3})));
+            out.println("OPENED");
+        } catch (Throwable t) {
+            out.println("FAILED " + t.getClass().getName() + " " + String.valueOf(t.getMessage()).replace('\n', ' '));
         }
     }
 

@@ -107,7 +107,7 @@ class ChronicleProviderTest {
         try (WalStorageProvider p = open("")) {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);
             assertThat(p.describe().features()).containsExactlyInAnyOrder(ProviderFeature.DEFERRED_STAGE,
-                    ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES);
+                    ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.REPAIR);
         }
         try (WalStorageProvider p = open("durability=process")) {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);
@@ -333,7 +333,8 @@ class ChronicleProviderTest {
         p.append(LOG, f, Payloads.smallBatch(0, 3));
         long[] open = mappedAndOpen();
         assertThat(open[0]).as("mappings while open").isEqualTo(2);
-        assertThat(open[1]).as("descriptors while open: lock, cycle file, metadata, fsync channel").isEqualTo(4);
+        assertThat(open[1]).as("descriptors while open: lock, cycle file, metadata, space-reserve channel (also "
+                + "forces in fsync mode)").isEqualTo(4);
         p.close();
         assertThat(mappedAndOpen()).as("mappings and descriptors after close").containsExactly(0, 0);
         p.close();

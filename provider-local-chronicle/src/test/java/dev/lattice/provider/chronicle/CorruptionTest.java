@@ -119,6 +119,12 @@ class CorruptionTest {
         return page.entries().stream().map(LogEntry::offset).toList();
     }
 
+    /** The log's durable tail record; deleting it after close leaves the files as a crash before close would. */
+    private Path tailRecord() {
+        return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG))
+                .resolve(LogStore.TAIL_FILE);
+    }
+
     @Test
     void tornLastFrameIsDiscardedOnReconcileAndTheLogGoesOn() throws Exception {
         try (WalStorageProvider p = open()) {
@@ -127,6 +133,7 @@ class CorruptionTest {
             p.append(LOG, f, marked(10, 10, "BBB"));
             p.append(LOG, f, marked(20, 10, "TORN"));
         }
+        Files.delete(tailRecord()); // as after a crash: no record says 20..29 was committed
         flip("TORN-25", 3); // a payload byte of the last frame
         try (WalStorageProvider p = open()) {
             assertThat(p.state(LOG).committedTail()).isEqualTo(19);
@@ -149,13 +156,31 @@ class CorruptionTest {
     }
 
     @Test
+    void damagedLastFrameAfterACleanCloseIsCorruptionNotATornTail() throws Exception {
+        writeThreeBatches();
+        flip("CCC-25", 3); // a payload byte of the last frame; the tail record says 29 was committed
+        try (WalStorageProvider p = open()) {
+            assertThat(p.state(LOG).committedTail()).isEqualTo(29);
+            Fence f = p.claim(LOG);
+            CorruptLogException e = catchThrowableOfType(CorruptLogException.class, () -> p.reconcile(LOG, f));
+            assertThat(e.offset()).isEqualTo(20);
+            assertThat(e.log()).isEqualTo(LOG);
+            assertThat(offsets(p.read(LOG, -1, 100, Long.MAX_VALUE))).hasSize(20).endsWith(19L);
+            assertThat(catchThrowableOfType(CorruptLogException.class, () -> p.read(LOG, 19, 100, Long.MAX_VALUE))
+                    .offset()).isEqualTo(20);
+        }
+    }
+
+    @Test
     void damagedCommittedFrameMakesReadThrowWithLogAndOffset() throws Exception {
         writeThreeBatches();
         flip("BBB-13", 2);
         try (WalStorageProvider p = open()) {
             assertThat(p.state(LOG).committedTail()).isEqualTo(29);
             Fence f = p.claim(LOG);
-            assertThat(p.reconcile(LOG, f).committedTail()).as("reconcile never drops committed data").isEqualTo(29);
+            CorruptLogException e = catchThrowableOfType(CorruptLogException.class, () -> p.reconcile(LOG, f));
+            assertThat(e.offset()).as("reconcile reports the damage, never drops committed data").isEqualTo(10);
+            assertThat(p.state(LOG).committedTail()).isEqualTo(29);
             assertCorruptBetween(p);
         }
     }

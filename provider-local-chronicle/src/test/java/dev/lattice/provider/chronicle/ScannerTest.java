@@ -42,8 +42,8 @@ class ScannerTest {
         return d;
     }
 
-    private LogStore.Scanner scan(long watermark, byte[]... docs) {
-        LogStore.Scanner s = new LogStore.Scanner(watermark);
+    private FrameScanner scan(long watermark, byte[]... docs) {
+        FrameScanner s = new FrameScanner(watermark);
         for (byte[] d : docs) {
             s.document(nextIndex++, d);
         }
@@ -51,9 +51,9 @@ class ScannerTest {
         return s;
     }
 
-    private static String items(LogStore.Scanner s) {
+    private static String items(FrameScanner s) {
         StringBuilder b = new StringBuilder();
-        for (LogStore.Scanner.Item it : s.accepted) {
+        for (FrameScanner.Item it : s.accepted) {
             b.append(it.first()).append("..").append(it.last())
                     .append(it.index() == FrameIndex.CORRUPT ? "!" : "").append(' ');
         }
@@ -62,7 +62,7 @@ class ScannerTest {
 
     @Test
     void completeGroupsAreCommitted() {
-        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
+        FrameScanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
         assertThat(items(s)).isEqualTo("0..9 10..19");
         assertThat(s.next - 1).isEqualTo(19);
         assertThat(s.leftovers).isZero();
@@ -70,11 +70,11 @@ class ScannerTest {
 
     @Test
     void multiFrameGroupIsCommittedOnlyWithItsLastFrame() {
-        LogStore.Scanner whole = scan(-1, frame(1, 0, 4, 0, 9), frame(1, 5, 9, 0, 9));
+        FrameScanner whole = scan(-1, frame(1, 0, 4, 0, 9), frame(1, 5, 9, 0, 9));
         assertThat(items(whole)).isEqualTo("0..4 5..9");
         assertThat(whole.next - 1).isEqualTo(9);
 
-        LogStore.Scanner torn = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19));
+        FrameScanner torn = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19));
         assertThat(items(torn)).isEqualTo("0..9");
         assertThat(torn.next - 1).isEqualTo(9);
         assertThat(torn.leftovers).isEqualTo(1);
@@ -82,7 +82,7 @@ class ScannerTest {
 
     @Test
     void abandonedGroupIsSupersededByTheRewrite() {
-        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19), frame(2, 10, 19, 10, 19));
+        FrameScanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 14, 10, 19), frame(2, 10, 19, 10, 19));
         assertThat(items(s)).isEqualTo("0..9 10..19");
         assertThat(s.accepted.get(1).index()).isEqualTo(102);
         assertThat(s.leftovers).isEqualTo(1);
@@ -90,31 +90,31 @@ class ScannerTest {
 
     @Test
     void trailingDamagedFrameIsATornTail() {
-        LogStore.Scanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)));
+        FrameScanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)));
         assertThat(body.next - 1).isEqualTo(9);
         assertThat(items(body)).isEqualTo("0..9");
         assertThat(body.leftovers).isEqualTo(1);
 
-        LogStore.Scanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)));
+        FrameScanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)));
         assertThat(header.next - 1).isEqualTo(9);
         assertThat(header.leftovers).isEqualTo(1);
     }
 
     @Test
     void damagedFrameFollowedByLaterFramesIsCorruptNotSkipped() {
-        LogStore.Scanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
+        FrameScanner body = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
                 frame(1, 20, 29, 20, 29));
         assertThat(items(body)).isEqualTo("0..9 10..19! 20..29");
         assertThat(body.next - 1).isEqualTo(29);
 
-        LogStore.Scanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)),
+        FrameScanner header = scan(-1, frame(1, 0, 9, 0, 9), damagedHeader(frame(1, 10, 19, 10, 19)),
                 frame(1, 20, 29, 20, 29));
         assertThat(items(header)).isEqualTo("0..9 10..19! 20..29");
     }
 
     @Test
     void damagedLeftoverRewrittenAtTheSameOffsetIsNotCorruption() {
-        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
+        FrameScanner s = scan(-1, frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)),
                 frame(2, 10, 19, 10, 19));
         assertThat(items(s)).isEqualTo("0..9 10..19");
         assertThat(s.leftovers).isEqualTo(1);
@@ -125,26 +125,26 @@ class ScannerTest {
         byte[] f1 = frame(1, 0, 4, 0, 14);
         byte[] f2 = damagedBody(frame(1, 5, 9, 0, 14));
         byte[] f3 = frame(1, 10, 14, 0, 14);
-        LogStore.Scanner proven = scan(-1, f1, f2, f3, frame(1, 15, 19, 15, 19));
+        FrameScanner proven = scan(-1, f1, f2, f3, frame(1, 15, 19, 15, 19));
         assertThat(items(proven)).isEqualTo("0..4 5..9! 10..14 15..19");
 
-        LogStore.Scanner unproven = scan(-1, f1, f2, f3);
+        FrameScanner unproven = scan(-1, f1, f2, f3);
         assertThat(unproven.next - 1).isEqualTo(-1);
         assertThat(unproven.accepted).isEmpty();
         assertThat(unproven.leftovers).isEqualTo(3);
 
-        LogStore.Scanner headerGone = scan(-1, f1, damagedHeader(frame(1, 5, 9, 0, 14)), f3,
+        FrameScanner headerGone = scan(-1, f1, damagedHeader(frame(1, 5, 9, 0, 14)), f3,
                 frame(1, 15, 19, 15, 19));
         assertThat(items(headerGone)).isEqualTo("0..4 5..9! 10..14 15..19");
     }
 
     @Test
     void framesAtOrBelowTheWatermarkAreIgnoredAndAStraddlingGroupIsKept() {
-        LogStore.Scanner s = scan(9, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
+        FrameScanner s = scan(9, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19));
         assertThat(items(s)).isEqualTo("10..19");
 
         // The group's first frame was in a deleted cycle file; its second frame straddles the watermark 12.
-        LogStore.Scanner straddle = scan(12, frame(1, 10, 14, 5, 19), frame(1, 15, 19, 5, 19));
+        FrameScanner straddle = scan(12, frame(1, 10, 14, 5, 19), frame(1, 15, 19, 5, 19));
         assertThat(items(straddle)).isEqualTo("10..14 15..19");
         assertThat(straddle.next - 1).isEqualTo(19);
         assertThat(straddle.hiddenPayloadBytes).isEqualTo(3 * 3);
@@ -152,13 +152,13 @@ class ScannerTest {
 
     @Test
     void missingOffsetsBeforeTheFirstFrameAreCorrupt() {
-        LogStore.Scanner s = scan(-1, frame(1, 10, 19, 10, 19));
+        FrameScanner s = scan(-1, frame(1, 10, 19, 10, 19));
         assertThat(items(s)).isEqualTo("0..9! 10..19");
     }
 
     @Test
     void staleFrameBelowTheCommittedPointIsALeftover() {
-        LogStore.Scanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19), frame(1, 5, 9, 5, 9));
+        FrameScanner s = scan(-1, frame(1, 0, 9, 0, 9), frame(1, 10, 19, 10, 19), frame(1, 5, 9, 5, 9));
         assertThat(items(s)).isEqualTo("0..9 10..19");
         assertThat(s.leftovers).isEqualTo(1);
     }
