@@ -88,7 +88,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         this.logsDir = rootLock.root().resolve(LOGS_DIR);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                        ProviderFeature.REPAIR));
+                        ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS));
     }
 
     /**
