@@ -130,6 +130,8 @@ class OptionsAndDiscoveryTest {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.REPLICATED);
             assertThat(p.describe().features()).contains(ProviderFeature.PERSISTENT, ProviderFeature.CONCURRENT_STAGE,
                     ProviderFeature.PHYSICAL_BYTES);
+            // a remote provider's calls must stay on the engine's pool, under its call deadline
+            assertThat(p.describe().features()).doesNotContain(ProviderFeature.LOCAL_CALLS);
             assertThat(p.describe().limits()).isEqualTo(DynamoDbWalStorageProvider.LIMITS);
             LogId log = new LogId("discovered", 0);
             Fence f = p.claim(log);

@@ -107,7 +107,8 @@ class ChronicleProviderTest {
         try (WalStorageProvider p = open("")) {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);
             assertThat(p.describe().features()).containsExactlyInAnyOrder(ProviderFeature.DEFERRED_STAGE,
-                    ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.REPAIR);
+                    ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.REPAIR,
+                    ProviderFeature.LOCAL_CALLS);
         }
         try (WalStorageProvider p = open("durability=process")) {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);

@@ -124,6 +124,8 @@ class OptionsAndDiscoveryTest {
             assertThat(p.describe().name()).isEqualTo("postgres");
             assertThat(p.describe().features()).contains(ProviderFeature.DEFERRED_STAGE,
                     ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES);
+            // a remote provider's calls must stay on the engine's pool, under its call deadline
+            assertThat(p.describe().features()).doesNotContain(ProviderFeature.LOCAL_CALLS);
             assertThat(p.describe().replayCost()).isEqualTo(PostgresWalStorageProvider.REPLAY_COST);
             assertThat(p.describe().replayCost().isUnknown()).isFalse();
             LogId log = new LogId("discovered", 0);
