@@ -1088,6 +1088,7 @@ final class LogPipeline {
                 try {
                     committing = false;
                     pump();
+                    maybeRecover(); // a batch that failed meanwhile waited for the applier role to be free
                     changed.signalAll();
                 } finally {
                     lock.unlock();
