@@ -120,7 +120,13 @@ class ProviderDeadlineTest {
         Lattice crashed = EngineBasicsTest.open(storage, LatticeConfig.builder().partitions(1)
                 .checkpointEveryEntries(10).ownershipCheckInterval(Duration.ZERO));
         Tree first = crashed.tree("o");
-        for (int i = 0; i < 25; i++) {
+        for (int i = 0; i < 20; i++) {
+            first.put("k" + i, b("v" + i));
+        }
+        // checkpoints run in the background: wait until they cover the 20 writes, then leave a tail of 5
+        InMemoryWalStorageProvider reader = new InMemoryWalStorageProvider(storage);
+        await().atMost(Duration.ofSeconds(10)).until(() -> reader.state(new LogId("o", 0)).trimWatermark() >= 19);
+        for (int i = 20; i < 25; i++) {
             first.put("k" + i, b("v" + i));
         }
         FaultInjectingProvider faulty = new FaultInjectingProvider(new InMemoryWalStorageProvider(storage), 7);
