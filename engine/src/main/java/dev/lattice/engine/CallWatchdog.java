@@ -18,7 +18,8 @@ final class CallWatchdog {
 
     /** A registered call; closing it unregisters it. */
     final class Watch implements AutoCloseable {
-        final String what;
+        final String op;
+        final Object subject;
         final long deadlineNanos;
         final java.util.function.Consumer<Watch> onOverdue;
         /** Set by the watchdog before it runs the overdue action. */
@@ -27,15 +28,23 @@ final class CallWatchdog {
         boolean returned;
         boolean counted;
 
-        Watch(String what, long deadlineNanos, java.util.function.Consumer<Watch> onOverdue) {
-            this.what = what;
+        Watch(String op, Object subject, long deadlineNanos, java.util.function.Consumer<Watch> onOverdue) {
+            this.op = op;
+            this.subject = subject;
             this.deadlineNanos = deadlineNanos;
             this.onOverdue = onOverdue;
         }
 
+        /** @return the call, for messages ("stage of orders/3"); built only when needed */
+        String what() {
+            return op + " of " + subject;
+        }
+
         @Override
         public void close() {
-            calls.remove(this);
+            if (timeoutNanos > 0) {
+                calls.remove(this);
+            }
         }
     }
 
@@ -62,12 +71,13 @@ final class CallWatchdog {
     /**
      * Registers a call that starts now.
      *
-     * @param what the call, for messages ("stage of orders/3")
+     * @param op the call's name ("stage")
+     * @param subject what it addresses (the log), for messages
      * @param onOverdue run once if the call is still registered at its deadline; must not block
      * @return the watch to close when the call returns
      */
-    Watch watch(String what, java.util.function.Consumer<Watch> onOverdue) {
-        Watch w = new Watch(what, System.nanoTime() + timeoutNanos, onOverdue);
+    Watch watch(String op, Object subject, java.util.function.Consumer<Watch> onOverdue) {
+        Watch w = new Watch(op, subject, System.nanoTime() + timeoutNanos, onOverdue);
         if (timeoutNanos > 0) {
             calls.put(w, Boolean.TRUE);
         }
@@ -82,7 +92,8 @@ final class CallWatchdog {
                 try {
                     w.onOverdue.accept(w);
                 } catch (RuntimeException e) {
-                    org.slf4j.LoggerFactory.getLogger(CallWatchdog.class).warn("overdue action of {} failed", w.what, e);
+                    org.slf4j.LoggerFactory.getLogger(CallWatchdog.class).warn("overdue action of {} failed",
+                            w.what(), e);
                 }
             }
         }

@@ -744,7 +744,7 @@ final class LogPipeline {
      * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
      */
     private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op + " of " + log, watch -> overdue(watch, answers));
+        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, watch -> overdue(watch, answers));
         try {
             return call.get();
         } finally {
@@ -761,7 +761,7 @@ final class LogPipeline {
                 } finally {
                     lock.unlock();
                 }
-                LOG.info("log {}: {} returned {} ms after its deadline", log, w.what,
+                LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
             }
         }
@@ -771,7 +771,7 @@ final class LogPipeline {
     private void overdue(CallWatchdog.Watch w, boolean answers) {
         overdue.increment();
         lastTroubleNanos = System.nanoTime();
-        LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what,
+        LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what(),
                 ctx.watchdog.timeoutMillis());
         if (!answers) {
             return;
@@ -783,8 +783,8 @@ final class LogPipeline {
             }
             w.counted = true;
             overdueCalls++;
-            overdueWhat = w.what;
-            ProviderUnavailableException cause = new ProviderUnavailableException(log, w.what
+            overdueWhat = w.what();
+            ProviderUnavailableException cause = new ProviderUnavailableException(log, w.what()
                     + " did not return within " + ctx.watchdog.timeoutMillis()
                     + " ms (LatticeConfig providerCallTimeout)", null);
             for (Batch b : inFlight) {

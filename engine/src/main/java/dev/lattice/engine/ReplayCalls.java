@@ -36,8 +36,8 @@ final class ReplayCalls {
      * @return its result
      */
     <T> T call(String op, Supplier<T> call) {
-        CallWatchdog.Watch w = watchdog.watch(op + " of " + log, watch -> outcome.completeExceptionally(
-                new ProviderUnavailableException(log, "opening the tree: " + watch.what + " did not return within "
+        CallWatchdog.Watch w = watchdog.watch(op, log, watch -> outcome.completeExceptionally(
+                new ProviderUnavailableException(log, "opening the tree: " + watch.what() + " did not return within "
                         + watchdog.timeoutMillis() + " ms (LatticeConfig providerCallTimeout)", null)));
         try {
             return call.get();
