@@ -39,7 +39,8 @@ class ConfigurationMetadataTest {
     void everyPropertyHasADescription() throws Exception {
         String json = metadata();
         String properties = json.substring(json.indexOf("\"properties\""));
-        Matcher props = Pattern.compile("\\{\\s*\"name\"\\s*:\\s*\"(lattice\\.[^\"]+)\"([^}]*)}").matcher(properties);
+        Matcher props = Pattern.compile("\\{\\s*\"name\"\\s*:\\s*\"(lattice\\.[^\"]+)\"([^}]*)}")
+                .matcher(properties);
         int n = 0;
         while (props.find()) {
             if (props.group(2).contains("\"sourceType\"") && props.group(2).contains("\"type\"")) {
@@ -49,8 +50,8 @@ class ConfigurationMetadataTest {
         }
         assertThat(n).as("properties with descriptions").isGreaterThanOrEqualTo(25);
         assertThat(json).contains("\"lattice.uri\"", "\"lattice.partitions\"", "\"lattice.memory-budget-bytes\"",
-                "\"lattice.close-timeout\"", "\"lattice.provider-call-timeout\"", "\"lattice.ownership-check-interval\"",
-                "\"lattice.providers\"", "\"lattice.provider-options\"", "\"lattice.metrics.enabled\"");
+                "\"lattice.close-timeout\"", "\"lattice.provider-call-timeout\"",
+                "\"lattice.ownership-check-interval\"", "\"lattice.providers\"", "\"lattice.provider-options\"", "\"lattice.metrics.enabled\"");
     }
 
     @Test
