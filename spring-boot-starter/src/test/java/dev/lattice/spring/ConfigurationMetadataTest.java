@@ -51,7 +51,8 @@ class ConfigurationMetadataTest {
         assertThat(n).as("properties with descriptions").isGreaterThanOrEqualTo(25);
         assertThat(json).contains("\"lattice.uri\"", "\"lattice.partitions\"", "\"lattice.memory-budget-bytes\"",
                 "\"lattice.close-timeout\"", "\"lattice.provider-call-timeout\"",
-                "\"lattice.ownership-check-interval\"", "\"lattice.providers\"", "\"lattice.provider-options\"", "\"lattice.metrics.enabled\"");
+                "\"lattice.ownership-check-interval\"", "\"lattice.providers\"", "\"lattice.provider-options\"",
+                "\"lattice.metrics.enabled\"");
     }
 
     @Test
