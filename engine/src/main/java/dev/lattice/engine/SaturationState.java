@@ -8,11 +8,14 @@ public enum SaturationState {
     /** Writes are admitted at once. */
     HEALTHY,
     /**
-     * Admission queues are over half full or the provider recently needed retries: writers may wait; callers should
-     * slow down.
+     * Admission queues are over half full, the provider recently needed retries, or the last checkpoint was refused
+     * or failed: writers may wait; callers should slow down. {@link Tree#healthIssues()} names the cause.
      */
     THROTTLED,
-    /** Admission queues are (nearly) full or the provider is failing: writers wait and may get
-     * {@link LatticeSaturatedException}. */
+    /**
+     * Admission queues are (nearly) full, the provider is failing, a provider call is past its deadline, or another
+     * process claimed a log of the tree: writers wait and may get {@link LatticeSaturatedException} (or
+     * {@link OwnershipLostException}). {@link Tree#healthIssues()} names the cause.
+     */
     SATURATED
 }

@@ -35,7 +35,18 @@ import java.util.concurrent.CompletableFuture;
  * the admission timeout, {@link LatticeShuttingDownException} when the lattice is closing,
  * {@link MemoryBudgetExceededException} when the memory budget is spent, {@link WriteFailedException} when the
  * provider failed the batch and nothing was written, {@link WriteOutcomeUnknownException} when the engine could not
- * tell. Sync methods that are interrupted throw {@link LatticeException} with the interrupt flag set.
+ * tell. Sync methods that are interrupted throw {@link LatticeException} with the interrupt flag set. Once another
+ * process claimed one of the tree's logs, every read and write throws {@link OwnershipLostException}
+ * (see {@link LatticeConfig.Builder#ownershipCheckInterval}).
+ *
+ * <h2>Which calls block, and on which thread</h2>
+ * Reads never block on the provider. Sync writes block until committed: at most the admission timeout waiting for
+ * room, then the provider's calls; a provider call past {@link LatticeConfig.Builder#providerCallTimeout} answers
+ * them as uncertain. {@link #put}, {@link #putIfAbsent}, {@link #putIfVersion} and {@link #delete} on an idle log of
+ * a provider with local calls ({@link dev.lattice.spi.ProviderFeature#LOCAL_CALLS}) run the provider calls on the
+ * calling thread (then only that local call bounds the wait); otherwise the engine's I/O threads run them. Futures
+ * of the {@code *Async} methods complete on an I/O thread (or the thread that applied the batch); the async methods
+ * may still wait for admission room on the calling thread, at most the admission timeout.
  *
  * <p>Thread-safe: any number of threads may read and write concurrently.
  */
