@@ -24,5 +24,10 @@ public enum ProviderFeature {
      * device. Providers that reach a server must not declare it: their calls stay on the engine's pool, where the
      * engine's call deadline answers the caller whatever the backend does.
      */
-    LOCAL_CALLS
+    LOCAL_CALLS,
+    /**
+     * {@link WalStorageProvider#runs()} returns a {@link RunStore}: the engine may keep a partition's data in runs
+     * named by a manifest instead of whole checkpoints.
+     */
+    RUNS
 }

@@ -253,6 +253,17 @@ public interface WalStorageProvider extends AutoCloseable {
     }
 
     /**
+     * The store for this provider's runs (ARCHITECTURE.md 4.9), offered by providers that declare
+     * {@link ProviderFeature#RUNS}.
+     *
+     * @return the run store; the same instance on every call
+     * @throws UnsupportedOperationException if the provider does not declare {@link ProviderFeature#RUNS}
+     */
+    default RunStore runs() {
+        throw new UnsupportedOperationException("provider '" + describe().name() + "' has no run store");
+    }
+
+    /**
      * The store for this provider's checkpoints.
      *
      * @return the checkpoint store; same instance on every call

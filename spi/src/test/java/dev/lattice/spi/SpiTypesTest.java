@@ -1,5 +1,6 @@
 package dev.lattice.spi;
 
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.memory.InMemoryStorage;
 import org.junit.jupiter.api.Test;
 

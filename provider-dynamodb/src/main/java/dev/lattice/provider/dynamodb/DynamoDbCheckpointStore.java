@@ -9,7 +9,7 @@ import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.OffsetConflictException;
 import dev.lattice.spi.ProviderUnavailableException;
-import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.WalStorageException;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;

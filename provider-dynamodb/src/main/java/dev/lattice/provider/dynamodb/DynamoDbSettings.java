@@ -1,6 +1,6 @@
 package dev.lattice.provider.dynamodb;
 
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 
 import java.net.URI;
 import java.net.URISyntaxException;

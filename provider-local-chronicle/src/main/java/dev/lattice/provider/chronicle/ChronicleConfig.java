@@ -1,7 +1,7 @@
 package dev.lattice.provider.chronicle;
 
 import dev.lattice.spi.ProviderLimits;
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import net.openhft.chronicle.core.time.SystemTimeProvider;
 import net.openhft.chronicle.core.time.TimeProvider;
 import net.openhft.chronicle.queue.RollCycle;

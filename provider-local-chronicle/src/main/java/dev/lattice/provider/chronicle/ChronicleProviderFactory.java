@@ -1,6 +1,6 @@
 package dev.lattice.provider.chronicle;
 
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.WalStorageProviderFactory;
 

@@ -8,7 +8,7 @@ import dev.lattice.spi.Fence;
 import dev.lattice.spi.FencedException;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.OffsetConflictException;
-import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.WalStorageException;
 import org.jdbi.v3.core.mapper.RowMapper;
 

@@ -2,15 +2,13 @@ package dev.lattice.spi.memory;
 
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.support.StagedBatchTable;
 
 import java.util.List;
 import java.util.TreeMap;
 
 /** One log's data in an {@link InMemoryStorage}. Guarded by its own monitor. */
 final class InMemoryLog {
-
-    record Staged(long first, long last, long epoch, BatchId id, List<byte[]> payloads) {
-    }
 
     record CommittedBatch(long first, long last, BatchId id) {
     }
@@ -24,10 +22,11 @@ final class InMemoryLog {
     long retainedBytes;
     final TreeMap<Long, byte[]> entries = new TreeMap<>();
     final TreeMap<Long, CommittedBatch> committedBatches = new TreeMap<>();
-    final TreeMap<Long, Staged> staged = new TreeMap<>();
+    final StagedBatchTable<List<byte[]>> staged = new StagedBatchTable<>();
+    final TreeMap<String, byte[]> runs = new TreeMap<>();
     final TreeMap<Long, Checkpoint> checkpoints = new TreeMap<>();
 
     boolean exists() {
-        return epoch > 0 || tail >= 0 || !staged.isEmpty() || !checkpoints.isEmpty();
+        return epoch > 0 || tail >= 0 || !staged.isEmpty() || !checkpoints.isEmpty() || !runs.isEmpty();
     }
 }

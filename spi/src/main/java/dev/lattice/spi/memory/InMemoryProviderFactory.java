@@ -1,7 +1,7 @@
 package dev.lattice.spi.memory;
 
 import dev.lattice.spi.ProviderLimits;
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.WalStorageProviderFactory;
 

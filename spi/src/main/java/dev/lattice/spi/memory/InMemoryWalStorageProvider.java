@@ -16,8 +16,10 @@ import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderLimits;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
-import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.support.SpiChecks;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.support.StagedBatchTable;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
 
@@ -54,6 +56,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
     private final InMemoryStorage storage;
     private final ProviderDescriptor descriptor;
     private volatile boolean closed;
+    private final InMemoryRunStore runs;
 
     /**
      * Opens a provider over a storage with the default limits.
@@ -75,7 +78,8 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         this.storage = Objects.requireNonNull(storage, "storage");
         this.descriptor = new ProviderDescriptor(NAME, "1", Objects.requireNonNull(limits, "limits"),
                 DurabilityLevel.MEMORY, Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES,
-                        ProviderFeature.LOCAL_CALLS));
+                        ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS));
+        this.runs = new InMemoryRunStore(this::log);
     }
 
     /** @return a provider over a fresh, anonymous storage */
@@ -127,45 +131,20 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         StagedBatch receipt = StagedBatch.of(fence, batch);
         synchronized (l) {
             checkEpoch(log, l, fence);
-            if (first <= l.tail) {
+            l.staged.stage(log, fence, batch, l.tail, () -> {
                 InMemoryLog.CommittedBatch cb = l.committedBatches.get(first);
-                if (cb != null && cb.last() == last && cb.id().equals(batch.batchId())) {
-                    return receipt;
-                }
-                throw new OffsetConflictException(log, "batch " + first + ".." + last
-                        + " overlaps committed offsets (committed tail " + l.tail + ")");
-            }
-            List<Long> older = new ArrayList<>();
-            for (InMemoryLog.Staged s : overlapping(l, first, last)) {
-                if (s.epoch() < fence.epoch()) {
-                    older.add(s.first());
-                } else if (s.first() == first && s.last() == last && s.id().equals(batch.batchId())) {
-                    return receipt;
-                } else {
-                    throw new OffsetConflictException(log, "batch " + first + ".." + last + " (id " + batch.batchId()
-                            + ") overlaps staged batch " + s.first() + ".." + s.last() + " (id " + s.id() + ")");
-                }
-            }
-            older.forEach(l.staged::remove);
-            List<byte[]> copies = new ArrayList<>(batch.size());
-            for (byte[] e : batch.entries()) {
-                copies.add(e.clone());
-            }
-            l.staged.put(first, new InMemoryLog.Staged(first, last, fence.epoch(), batch.batchId(), copies));
+                return cb != null && cb.last() == last && cb.id().equals(batch.batchId());
+            }, InMemoryWalStorageProvider::copies);
             return receipt;
         }
     }
 
-    private static List<InMemoryLog.Staged> overlapping(InMemoryLog l, long first, long last) {
-        List<InMemoryLog.Staged> out = new ArrayList<>();
-        Map.Entry<Long, InMemoryLog.Staged> below = l.staged.floorEntry(first);
-        if (below != null && below.getValue().last() >= first) {
-            out.add(below.getValue());
+    private static List<byte[]> copies(EncodedBatch batch) {
+        List<byte[]> copies = new ArrayList<>(batch.size());
+        for (byte[] e : batch.entries()) {
+            copies.add(e.clone());
         }
-        for (InMemoryLog.Staged s : l.staged.subMap(first, false, last, true).values()) {
-            out.add(s);
-        }
-        return out;
+        return copies;
     }
 
     @Override
@@ -177,29 +156,16 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             if (throughOffset <= l.tail) {
                 return;
             }
-            List<InMemoryLog.Staged> chain = new ArrayList<>();
-            long pos = l.tail + 1;
-            while (pos <= throughOffset) {
-                InMemoryLog.Staged s = l.staged.get(pos);
-                if (s == null || s.epoch() != fence.epoch()) {
-                    throw new OffsetConflictException(log, "cannot commit through " + throughOffset + ": offset " + pos
-                            + " is not staged under epoch " + fence.epoch());
-                }
-                if (s.last() > throughOffset) {
-                    throw new OffsetConflictException(log, "cannot commit through " + throughOffset
-                            + ": it falls inside staged batch " + s.first() + ".." + s.last());
-                }
-                chain.add(s);
-                pos = s.last() + 1;
-            }
-            for (InMemoryLog.Staged s : chain) {
-                l.staged.remove(s.first());
-                long off = s.first();
-                for (byte[] p : s.payloads()) {
+            List<StagedBatchTable.Staged<List<byte[]>>> chain = l.staged.commitChain(log, fence, l.tail, throughOffset);
+            l.staged.remove(chain);
+            for (StagedBatchTable.Staged<List<byte[]>> s : chain) {
+                long off = s.firstOffset();
+                for (byte[] p : s.payload()) {
                     l.entries.put(off++, p);
                     l.retainedBytes += p.length;
                 }
-                l.committedBatches.put(s.first(), new InMemoryLog.CommittedBatch(s.first(), s.last(), s.id()));
+                l.committedBatches.put(s.firstOffset(), new InMemoryLog.CommittedBatch(s.firstOffset(), s.lastOffset(),
+                        s.batchId()));
             }
             l.tail = throughOffset;
         }
@@ -211,11 +177,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         InMemoryLog l = log(log);
         synchronized (l) {
             checkEpoch(log, l, fence);
-            InMemoryLog.Staged s = l.staged.get(staged.firstOffset());
-            if (s != null && s.epoch() == staged.epoch() && s.id().equals(staged.batchId())
-                    && s.last() == staged.lastOffset()) {
-                l.staged.remove(staged.firstOffset());
-            }
+            l.staged.abort(staged);
         }
     }
 
@@ -272,7 +234,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
                 it.remove();
             }
             l.committedBatches.headMap(throughInclusive, true).clear();
-            l.staged.headMap(throughInclusive, true).clear();
+            l.staged.dropStartingThrough(throughInclusive);
             if (throughInclusive > l.tail) {
                 l.tail = throughInclusive;
             }
@@ -289,6 +251,12 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             l.staged.clear();
             return new ReconcileResult(l.tail, rolledBack, 0, 0);
         }
+    }
+
+    @Override
+    public RunStore runs() {
+        SpiChecks.open(closed, NAME);
+        return runs;
     }
 
     @Override

@@ -6,7 +6,7 @@ import com.azure.storage.blob.BlobServiceClientBuilder;
 import com.azure.storage.common.StorageSharedKeyCredential;
 import com.azure.storage.common.policy.RequestRetryOptions;
 import com.azure.storage.common.policy.RetryPolicyType;
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.ProviderUris;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.WalStorageProviderFactory;

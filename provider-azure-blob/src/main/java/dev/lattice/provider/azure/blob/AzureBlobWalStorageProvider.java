@@ -21,7 +21,7 @@ import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.RepairReport;
-import dev.lattice.spi.SpiChecks;
+import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;

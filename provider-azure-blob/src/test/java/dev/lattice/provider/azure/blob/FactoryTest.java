@@ -6,7 +6,7 @@ import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ProviderFeature;
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.Providers;
 import dev.lattice.spi.ReplayCostModel;
 import dev.lattice.spi.WalStorageException;

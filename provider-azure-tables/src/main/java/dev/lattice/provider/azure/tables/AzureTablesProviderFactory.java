@@ -7,7 +7,7 @@ import com.azure.core.http.policy.RetryOptions;
 import com.azure.core.util.HttpClientOptions;
 import com.azure.data.tables.TableServiceClient;
 import com.azure.data.tables.TableServiceClientBuilder;
-import dev.lattice.spi.ProviderOptions;
+import dev.lattice.spi.support.ProviderOptions;
 import dev.lattice.spi.ProviderUris;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.WalStorageException;

@@ -1,4 +1,6 @@
-package dev.lattice.spi;
+package dev.lattice.spi.support;
+
+import dev.lattice.spi.DurabilityLevel;
 
 import java.net.URI;
 import java.net.URLDecoder;

@@ -1,5 +1,23 @@
-package dev.lattice.spi;
+package dev.lattice.spi.support;
 
+import dev.lattice.spi.BatchId;
+import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.CheckpointStore;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.ProviderLimits;
+import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.WalStorageProvider;
+import dev.lattice.spi.BatchTooLargeException;
+import dev.lattice.spi.EntryTooLargeException;
+import dev.lattice.spi.CheckpointTooLargeException;
+
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunLimits;
+import dev.lattice.spi.RunStore;
+
+import java.io.InputStream;
 import java.util.Objects;
 
 /**
@@ -174,6 +192,97 @@ public final class SpiChecks {
     public static void open(boolean closed, String name) {
         if (closed) {
             throw new IllegalStateException("provider '" + name + "' is closed");
+        }
+    }
+
+    /**
+     * Checks the arguments of {@link RunStore#write}, including the store's run size limit.
+     *
+     * @param log the log
+     * @param fence the writer's fence
+     * @param id the run
+     * @param data the bytes
+     * @param length the declared length in bytes
+     * @param limits the store's limits
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the fence belongs to another log, or {@code length} is negative or above
+     *     {@link RunLimits#maxRunBytes()}
+     */
+    public static void runWrite(LogId log, Fence fence, RunId id, InputStream data, long length, RunLimits limits) {
+        logAndFence(log, fence);
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(data, "data");
+        if (length < 0) {
+            throw new IllegalArgumentException("run " + id + " of " + log + ": negative length " + length);
+        }
+        if (length > limits.maxRunBytes()) {
+            throw new IllegalArgumentException("run " + id + " of " + log + " has " + length
+                    + " bytes, above this store's maxRunBytes " + limits.maxRunBytes());
+        }
+    }
+
+    /**
+     * Checks the arguments of {@link RunStore#read}.
+     *
+     * @param log the log
+     * @param id the run
+     * @param position the first byte
+     * @param dst the buffer
+     * @param off the buffer offset
+     * @param len the count
+     * @throws NullPointerException if an argument is null
+     * @throws IndexOutOfBoundsException if {@code off}/{@code len} do not fit {@code dst}
+     * @throws IllegalArgumentException if {@code position} is negative
+     */
+    public static void runRead(LogId log, RunId id, long position, byte[] dst, int off, int len) {
+        Objects.requireNonNull(log, "log");
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(dst, "dst");
+        Objects.checkFromIndexSize(off, len, dst.length);
+        if (position < 0) {
+            throw new IllegalArgumentException("run " + id + " of " + log + ": negative position " + position);
+        }
+    }
+
+    /**
+     * Checks the arguments of {@link RunStore#delete}.
+     *
+     * @param log the log
+     * @param fence the caller's fence
+     * @param id the run
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the fence belongs to another log
+     */
+    public static void runDelete(LogId log, Fence fence, RunId id) {
+        logAndFence(log, fence);
+        Objects.requireNonNull(id, "id");
+    }
+
+    /**
+     * Reads exactly {@code length} bytes of a run being written, failing if the stream ends early.
+     *
+     * @param log the log
+     * @param id the run
+     * @param data the stream
+     * @param dst where to put them
+     * @param off where in {@code dst}
+     * @param length how many
+     * @throws IllegalArgumentException if the stream ends before {@code length} bytes
+     * @throws java.io.UncheckedIOException if the stream fails
+     */
+    public static void readRunBytes(LogId log, RunId id, InputStream data, byte[] dst, int off, int length) {
+        int done = 0;
+        try {
+            while (done < length) {
+                int n = data.read(dst, off + done, length - done);
+                if (n < 0) {
+                    throw new IllegalArgumentException("run " + id + " of " + log + ": data ended after "
+                            + done + " of the " + length + " bytes declared for this chunk");
+                }
+                done += n;
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("run " + id + " of " + log + ": reading the data failed", e);
         }
     }
 }
