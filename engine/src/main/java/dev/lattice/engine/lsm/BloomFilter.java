@@ -1,0 +1,120 @@
+package dev.lattice.engine.lsm;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A Bloom filter over a run's keys, so a get of an absent key skips the run without reading a block. Double hashing
+ * of one 64-bit hash of the key's UTF-8 bytes (FNV-1a, then the SplitMix64 finaliser); {@code k} probes into a bit
+ * array sized at {@code bitsPerKey} bits per key (10 bits and k = 7 give about 1% false positives).
+ *
+ * <p>Built by one thread; immutable once built or decoded, then thread-safe.
+ */
+public final class BloomFilter {
+
+    private final long[] bits;
+    private final int k;
+
+    private BloomFilter(long[] bits, int k) {
+        this.bits = bits;
+        this.k = k;
+    }
+
+    /**
+     * Builds a filter from key hashes.
+     *
+     * @param hashes {@link #hash(String)} of every key
+     * @param count how many of {@code hashes} are used
+     * @param bitsPerKey bits per key, at least 1
+     * @return the filter
+     * @throws IllegalArgumentException if {@code bitsPerKey} is below 1
+     */
+    public static BloomFilter build(long[] hashes, int count, int bitsPerKey) {
+        if (bitsPerKey < 1) {
+            throw new IllegalArgumentException("bitsPerKey must be at least 1, got " + bitsPerKey);
+        }
+        int k = Math.max(1, Math.min(30, (int) Math.round(bitsPerKey * 0.69)));
+        long nbits = Math.max(64, (long) count * bitsPerKey);
+        long[] bits = new long[(int) ((nbits + 63) / 64)];
+        BloomFilter f = new BloomFilter(bits, k);
+        for (int i = 0; i < count; i++) {
+            f.add(hashes[i]);
+        }
+        return f;
+    }
+
+    /**
+     * The 64-bit hash the filter uses for a key.
+     *
+     * @param key the key
+     * @return its hash
+     */
+    public static long hash(String key) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b & 0xFF;
+            h *= 0x100000001b3L;
+        }
+        h = (h ^ (h >>> 30)) * 0xbf58476d1ce4e5b9L;
+        h = (h ^ (h >>> 27)) * 0x94d049bb133111ebL;
+        return h ^ (h >>> 31);
+    }
+
+    private void add(long h) {
+        long n = (long) bits.length * 64;
+        long h1 = h;
+        long h2 = (h >>> 32) | 1;
+        for (int i = 0; i < k; i++) {
+            long bit = Math.floorMod(h1 + i * h2, n);
+            bits[(int) (bit >>> 6)] |= 1L << bit;
+        }
+    }
+
+    /**
+     * Whether the key may be in the run.
+     *
+     * @param keyHash {@link #hash(String)} of the key
+     * @return false when it is certainly absent
+     */
+    public boolean mightContain(long keyHash) {
+        long n = (long) bits.length * 64;
+        long h2 = (keyHash >>> 32) | 1;
+        for (int i = 0; i < k; i++) {
+            long bit = Math.floorMod(keyHash + i * h2, n);
+            if ((bits[(int) (bit >>> 6)] & (1L << bit)) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The filter's size in memory.
+     *
+     * @return bytes of its bit array
+     */
+    public long sizeBytes() {
+        return bits.length * 8L;
+    }
+
+    void encode(RunFormat.ByteSink out) {
+        out.write(k);
+        RunFormat.putVarLong(out, bits.length);
+        for (long w : bits) {
+            out.writeLong(w);
+        }
+    }
+
+    static BloomFilter decode(ByteBuffer in) {
+        int k = in.get() & 0xFF;
+        int words = RunFormat.getVarInt(in);
+        if (k < 1 || k > 30 || words < 1 || words * 8L > in.remaining()) {
+            throw new IllegalStateException("bad filter header (k " + k + ", " + words + " words)");
+        }
+        long[] bits = new long[words];
+        for (int i = 0; i < words; i++) {
+            bits[i] = in.getLong();
+        }
+        return new BloomFilter(bits, k);
+    }
+}

@@ -1,0 +1,124 @@
+package dev.lattice.engine.lsm;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * One decoded data block of a run: the entries' bytes and the restart points. Immutable, thread-safe; each reader walks
+ * it with its own {@link Cursor}.
+ */
+final class DataBlock {
+
+    private final byte[] data;
+    private final int restartsOffset;
+    private final int restartCount;
+
+    DataBlock(byte[] payload) {
+        if (payload.length < 4) {
+            throw new IllegalStateException("block shorter than its restart count");
+        }
+        this.data = payload;
+        this.restartCount = ByteBuffer.wrap(payload, payload.length - 4, 4).getInt();
+        this.restartsOffset = payload.length - 4 - 4 * restartCount;
+        if (restartCount < 1 || restartsOffset < 0) {
+            throw new IllegalStateException("bad restart count " + restartCount);
+        }
+    }
+
+    int sizeBytes() {
+        return data.length + 48;
+    }
+
+    private int restart(int i) {
+        return ByteBuffer.wrap(data, restartsOffset + 4 * i, 4).getInt();
+    }
+
+    Cursor cursor() {
+        return new Cursor();
+    }
+
+    /** Walks the block's entries in order. Not thread-safe. */
+    final class Cursor {
+        private final ByteBuffer in = ByteBuffer.wrap(data, 0, restartsOffset);
+        private byte[] key = new byte[64];
+        private int keyLen;
+        private String keyString;
+        private long version;
+        private boolean tombstone;
+        private int valuePos;
+        private int valueLen;
+
+        /** Positions the cursor before the first entry at or after which {@code target} may start. */
+        void seek(String target) {
+            int lo = 0;
+            int hi = restartCount - 1;
+            int start = 0;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                if (keyAtRestart(restart(mid)).compareTo(target) < 0) {
+                    start = mid;
+                    lo = mid + 1;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            in.position(restart(start));
+            keyLen = 0;
+        }
+
+        private String keyAtRestart(int pos) {
+            ByteBuffer b = ByteBuffer.wrap(data, pos, restartsOffset - pos);
+            RunFormat.getVarInt(b);
+            int n = RunFormat.getVarInt(b);
+            return new String(data, b.position(), n, StandardCharsets.UTF_8);
+        }
+
+        boolean next() {
+            if (!in.hasRemaining()) {
+                return false;
+            }
+            int shared = RunFormat.getVarInt(in);
+            int unshared = RunFormat.getVarInt(in);
+            if (shared > keyLen) {
+                throw new IllegalStateException("entry shares " + shared + " bytes of a " + keyLen + "-byte key");
+            }
+            if (shared + unshared > key.length) {
+                key = Arrays.copyOf(key, Math.max(key.length * 2, shared + unshared));
+            }
+            in.get(key, shared, unshared);
+            keyLen = shared + unshared;
+            keyString = null;
+            byte kind = in.get();
+            if (kind != RunFormat.KIND_PUT && kind != RunFormat.KIND_DELETE) {
+                throw new IllegalStateException("unknown entry kind " + kind);
+            }
+            tombstone = kind == RunFormat.KIND_DELETE;
+            version = RunFormat.getVarLong(in);
+            if (tombstone) {
+                valueLen = 0;
+                valuePos = in.position();
+            } else {
+                valueLen = RunFormat.getVarInt(in);
+                valuePos = in.position();
+                in.position(valuePos + valueLen);
+            }
+            return true;
+        }
+
+        String key() {
+            if (keyString == null) {
+                keyString = new String(key, 0, keyLen, StandardCharsets.UTF_8);
+            }
+            return keyString;
+        }
+
+        RunEntry entry() {
+            return new RunEntry(key(), version, tombstone, Arrays.copyOfRange(data, valuePos, valuePos + valueLen));
+        }
+
+        long version() {
+            return version;
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.lattice.engine.lsm;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The byte layout of a run, format version 1 (docs/wal-format.md "Run format"): data blocks, a Bloom filter block, an
+ * index block and a meta block, each followed by its CRC32C, then a fixed {@value #FOOTER_BYTES}-byte footer that
+ * locates them. Varints are unsigned LEB128. Stateless helpers; thread-safe.
+ */
+public final class RunFormat {
+
+    /** First 8 bytes of the footer. */
+    public static final long MAGIC = 0x4C41545252554E31L; // "LATRRUN1"
+    /** The format version this code writes and reads. */
+    public static final int VERSION = 1;
+    /** Footer length in bytes: magic, version, three (position, length) pairs, CRC32C of the rest. */
+    public static final int FOOTER_BYTES = 8 + 4 + 3 * (8 + 4) + 4;
+    /** Bytes of the CRC32C that follows every block. */
+    public static final int CRC_BYTES = 4;
+    /** Entries between restart points inside a data block (full keys at restarts, shared prefixes between). */
+    public static final int RESTART_INTERVAL = 16;
+    /** Entry kind byte: a value. */
+    static final byte KIND_PUT = 0;
+    /** Entry kind byte: a tombstone. */
+    static final byte KIND_DELETE = 1;
+
+    private RunFormat() {
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static void putVarLong(ByteSink out, long v) {
+        while ((v & ~0x7FL) != 0) {
+            out.write((int) ((v & 0x7F) | 0x80));
+            v >>>= 7;
+        }
+        out.write((int) v);
+    }
+
+    static long getVarLong(ByteBuffer in) {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            byte b = in.get();
+            v |= (long) (b & 0x7F) << shift;
+            if (b >= 0) {
+                return v;
+            }
+        }
+        throw new IllegalStateException("varint longer than 10 bytes");
+    }
+
+    static int getVarInt(ByteBuffer in) {
+        long v = getVarLong(in);
+        if (v < 0 || v > Integer.MAX_VALUE) {
+            throw new IllegalStateException("varint " + v + " out of int range");
+        }
+        return (int) v;
+    }
+
+    /** A growable byte buffer the writer encodes into. Not thread-safe. */
+    static final class ByteSink {
+        private byte[] buf;
+        private int size;
+
+        ByteSink(int capacity) {
+            buf = new byte[Math.max(16, capacity)];
+        }
+
+        void write(int b) {
+            ensure(1);
+            buf[size++] = (byte) b;
+        }
+
+        void write(byte[] b, int off, int len) {
+            ensure(len);
+            System.arraycopy(b, off, buf, size, len);
+            size += len;
+        }
+
+        void writeInt(int v) {
+            ensure(4);
+            buf[size++] = (byte) (v >>> 24);
+            buf[size++] = (byte) (v >>> 16);
+            buf[size++] = (byte) (v >>> 8);
+            buf[size++] = (byte) v;
+        }
+
+        void writeLong(long v) {
+            writeInt((int) (v >>> 32));
+            writeInt((int) v);
+        }
+
+        private void ensure(int n) {
+            if (size + n > buf.length) {
+                long want = Math.max((long) buf.length * 2, (long) size + n);
+                if (want > Integer.MAX_VALUE - 8) {
+                    throw new IllegalStateException("block larger than 2 GiB");
+                }
+                buf = java.util.Arrays.copyOf(buf, (int) want);
+            }
+        }
+
+        int size() {
+            return size;
+        }
+
+        byte[] array() {
+            return buf;
+        }
+
+        void reset() {
+            size = 0;
+        }
+    }
+}

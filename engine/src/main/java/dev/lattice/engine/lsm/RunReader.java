@@ -1,0 +1,289 @@
+package dev.lattice.engine.lsm;
+
+import dev.lattice.spi.CorruptRunException;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.zip.CRC32C;
+
+/**
+ * Reads one run: its footer, index, Bloom filter and meta block when opened (a few reads, kilobytes), data blocks on
+ * demand through the {@link BlockCache}. Every block is checked against its CRC32C; damage is a
+ * {@link CorruptRunException} naming the log, the run and the block, never skipped.
+ *
+ * <p>Thread-safe: immutable after {@link #open}; gets and scans from many threads share the cache.
+ */
+public final class RunReader {
+
+    private final RunSource source;
+    private final BlockCache cache;
+    private final String[] lastKeys;
+    private final long[] positions;
+    private final int[] lengths;
+    private final BloomFilter filter;
+    private final RunMeta meta;
+
+    private RunReader(RunSource source, BlockCache cache, String[] lastKeys, long[] positions, int[] lengths,
+            BloomFilter filter, RunMeta meta) {
+        this.source = source;
+        this.cache = cache;
+        this.lastKeys = lastKeys;
+        this.positions = positions;
+        this.lengths = lengths;
+        this.filter = filter;
+        this.meta = meta;
+    }
+
+    /**
+     * Opens a run: reads and checks its footer, filter, index and meta blocks.
+     *
+     * @param source where its bytes are
+     * @param cache the block cache data blocks go through
+     * @return the reader
+     * @throws CorruptRunException if the footer or a block fails its check or cannot be decoded
+     * @throws dev.lattice.spi.RunNotFoundException if the run does not exist
+     */
+    public static RunReader open(RunSource source, BlockCache cache) {
+        long length = source.length();
+        if (length < RunFormat.FOOTER_BYTES) {
+            throw corrupt(source, -1, "run of " + length + " bytes is shorter than its footer");
+        }
+        long footerPos = length - RunFormat.FOOTER_BYTES;
+        ByteBuffer f = ByteBuffer.wrap(readFully(source, footerPos, RunFormat.FOOTER_BYTES));
+        CRC32C crc = new CRC32C();
+        crc.update(f.array(), 0, RunFormat.FOOTER_BYTES - 4);
+        if (f.getLong(0) != RunFormat.MAGIC) {
+            throw corrupt(source, footerPos, "footer magic is wrong (not a Lattice run, or truncated)");
+        }
+        if ((int) crc.getValue() != f.getInt(RunFormat.FOOTER_BYTES - 4)) {
+            throw corrupt(source, footerPos, "footer fails its CRC32C check");
+        }
+        int version = f.getInt(8);
+        if (version != RunFormat.VERSION) {
+            throw corrupt(source, footerPos, "run format version " + version + " is not readable by this release "
+                    + "(reads version " + RunFormat.VERSION + ")");
+        }
+        long filterPos = f.getLong(12);
+        int filterLen = f.getInt(20);
+        long indexPos = f.getLong(24);
+        int indexLen = f.getInt(32);
+        long metaPos = f.getLong(36);
+        int metaLen = f.getInt(44);
+        try {
+            BloomFilter filter = BloomFilter.decode(ByteBuffer.wrap(block(source, filterPos, filterLen, footerPos)));
+            ByteBuffer idx = ByteBuffer.wrap(block(source, indexPos, indexLen, footerPos));
+            int n = RunFormat.getVarInt(idx);
+            String[] keys = new String[n];
+            long[] pos = new long[n];
+            int[] len = new int[n];
+            for (int i = 0; i < n; i++) {
+                int kl = RunFormat.getVarInt(idx);
+                keys[i] = new String(idx.array(), idx.position(), kl, StandardCharsets.UTF_8);
+                idx.position(idx.position() + kl);
+                pos[i] = RunFormat.getVarLong(idx);
+                len[i] = RunFormat.getVarInt(idx);
+                RunFormat.getVarLong(idx);
+                if (pos[i] < 0 || len[i] < RunFormat.CRC_BYTES || pos[i] + len[i] > filterPos) {
+                    throw new IllegalStateException("index entry " + i + " points outside the data blocks");
+                }
+            }
+            RunMeta meta = RunMetaCodec.decode(ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos)));
+            return new RunReader(source, cache, keys, pos, len, filter, meta);
+        } catch (RuntimeException e) {
+            if (e instanceof CorruptRunException || e instanceof dev.lattice.spi.WalStorageException) {
+                throw e;
+            }
+            throw corrupt(source, indexPos, "cannot decode the run's index, filter or meta block: " + e.getMessage());
+        }
+    }
+
+    private static byte[] block(RunSource source, long pos, int len, long limit) {
+        if (pos < 0 || len < RunFormat.CRC_BYTES || pos + len > limit) {
+            throw corrupt(source, pos, "block of " + len + " bytes at " + pos + " lies outside the run");
+        }
+        byte[] raw = readFully(source, pos, len);
+        int payload = len - RunFormat.CRC_BYTES;
+        CRC32C crc = new CRC32C();
+        crc.update(raw, 0, payload);
+        if ((int) crc.getValue() != ByteBuffer.wrap(raw, payload, 4).getInt()) {
+            throw corrupt(source, pos, "block fails its CRC32C check");
+        }
+        return java.util.Arrays.copyOf(raw, payload);
+    }
+
+    private static byte[] readFully(RunSource source, long pos, int len) {
+        byte[] b = new byte[len];
+        int done = 0;
+        while (done < len) {
+            int n = source.read(pos + done, b, done, len - done);
+            if (n <= 0) {
+                throw corrupt(source, pos, "run ends inside a block (" + done + " of " + len + " bytes)");
+            }
+            done += n;
+        }
+        return b;
+    }
+
+    private static CorruptRunException corrupt(RunSource s, long pos, String what) {
+        return new CorruptRunException(s.log(), s.id(), pos, what);
+    }
+
+    /**
+     * The run's statistics.
+     *
+     * @return its meta block
+     */
+    public RunMeta meta() {
+        return meta;
+    }
+
+    /**
+     * The run's source.
+     *
+     * @return where it is read from
+     */
+    public RunSource source() {
+        return source;
+    }
+
+    /**
+     * Bytes this reader keeps in memory (index and filter), for the engine's memory accounting.
+     *
+     * @return bytes, approximate
+     */
+    public long residentBytes() {
+        long keys = 0;
+        for (String k : lastKeys) {
+            keys += 40 + 2L * k.length();
+        }
+        return filter.sizeBytes() + keys + 12L * positions.length + 128;
+    }
+
+    private DataBlock dataBlock(int i) {
+        return cache.get(source.log(), source.id(), positions[i], p -> {
+            try {
+                return new DataBlock(block(source, positions[i], lengths[i], Long.MAX_VALUE));
+            } catch (IllegalStateException e) {
+                throw corrupt(source, positions[i], "cannot decode the data block: " + e.getMessage());
+            }
+        });
+    }
+
+    private int firstBlockFor(String key) {
+        int lo = 0;
+        int hi = lastKeys.length - 1;
+        int found = lastKeys.length;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (lastKeys[mid].compareTo(key) >= 0) {
+                found = mid;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The newest version of a key at or below {@code maxVersion}.
+     *
+     * @param key the key
+     * @param maxVersion the newest version the caller may see ({@code Long.MAX_VALUE} for the latest)
+     * @return the entry (a value or a tombstone), or null when this run has no such version
+     * @throws CorruptRunException if a block read fails its check
+     */
+    public RunEntry get(String key, long maxVersion) {
+        if (!meta.overlaps(key, null) || key.compareTo(meta.lastKey()) > 0 || key.compareTo(meta.firstKey()) < 0
+                || !filter.mightContain(BloomFilter.hash(key))) {
+            return null;
+        }
+        for (int b = firstBlockFor(key); b < lastKeys.length; b++) {
+            DataBlock.Cursor c = wrap(b).cursor();
+            c.seek(key);
+            while (next(c, b)) {
+                int cmp = c.key().compareTo(key);
+                if (cmp > 0) {
+                    return null;
+                }
+                if (cmp == 0 && c.version() <= maxVersion) {
+                    return c.entry();
+                }
+            }
+            if (!lastKeys[b].equals(key)) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private DataBlock wrap(int b) {
+        return dataBlock(b);
+    }
+
+    private boolean next(DataBlock.Cursor c, int block) {
+        try {
+            return c.next();
+        } catch (RuntimeException e) {
+            throw corrupt(source, positions[block], "cannot decode an entry: " + e);
+        }
+    }
+
+    /**
+     * Every entry (all versions) with a key in {@code [from, to)}, in run order.
+     *
+     * @param from first key, inclusive, or null
+     * @param to last key, exclusive, or null
+     * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
+     */
+    public Iterator<RunEntry> scan(String from, String to) {
+        return new Iterator<>() {
+            private int block = from == null ? 0 : firstBlockFor(from);
+            private DataBlock.Cursor cursor;
+            private RunEntry next;
+            private boolean done = !meta.overlaps(from, to);
+
+            @Override
+            public boolean hasNext() {
+                while (next == null && !done) {
+                    if (cursor == null) {
+                        if (block >= lastKeys.length) {
+                            done = true;
+                            break;
+                        }
+                        cursor = wrap(block).cursor();
+                        if (from != null) {
+                            cursor.seek(from);
+                        }
+                    }
+                    if (!RunReader.this.next(cursor, block)) {
+                        cursor = null;
+                        block++;
+                        continue;
+                    }
+                    if (from != null && cursor.key().compareTo(from) < 0) {
+                        continue;
+                    }
+                    if (to != null && cursor.key().compareTo(to) >= 0) {
+                        done = true;
+                        break;
+                    }
+                    next = cursor.entry();
+                }
+                return next != null;
+            }
+
+            @Override
+            public RunEntry next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                RunEntry e = next;
+                next = null;
+                return e;
+            }
+        };
+    }
+}

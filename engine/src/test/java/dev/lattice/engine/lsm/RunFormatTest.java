@@ -1,0 +1,192 @@
+package dev.lattice.engine.lsm;
+
+import dev.lattice.spi.CorruptRunException;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunStore;
+import dev.lattice.spi.memory.InMemoryWalStorageProvider;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RunFormatTest {
+
+    private static final LogId LOG = new LogId("runs", 3);
+
+    /** key -> versions newest first. */
+    private static TreeMap<String, List<RunEntry>> model(long seed, int keys) {
+        Random rnd = new Random(seed);
+        TreeMap<String, List<RunEntry>> m = new TreeMap<>();
+        long version = 1_000_000;
+        for (int i = 0; i < keys; i++) {
+            String key = "user" + String.format("%08d", rnd.nextInt(keys * 4)) + (rnd.nextInt(5) == 0 ? "\u00e9\u4e2d" : "");
+            List<RunEntry> versions = m.computeIfAbsent(key, k -> new ArrayList<>());
+            int n = 1 + (rnd.nextInt(8) == 0 ? rnd.nextInt(40) : 0);
+            for (int v = 0; v < n; v++) {
+                version -= 1 + rnd.nextInt(3);
+                byte[] value = new byte[rnd.nextInt(300)];
+                rnd.nextBytes(value);
+                versions.add(rnd.nextInt(6) == 0 ? RunEntry.delete(key, version) : RunEntry.put(key, version, value));
+            }
+        }
+        for (List<RunEntry> l : m.values()) {
+            l.sort((a, b) -> Long.compare(b.version(), a.version()));
+        }
+        return m;
+    }
+
+    private static RunWriter.Finished write(TreeMap<String, List<RunEntry>> m, int blockBytes) {
+        RunWriter w = new RunWriter(blockBytes, 10);
+        m.values().forEach(l -> l.forEach(w::add));
+        return w.finish();
+    }
+
+    private record Stored(RunStore store, RunSource source, AtomicInteger reads) {
+    }
+
+    private static Stored store(byte[] bytes) {
+        InMemoryWalStorageProvider p = InMemoryWalStorageProvider.fresh();
+        Fence f = p.claim(LOG);
+        RunId id = new RunId("L0-000001");
+        p.runs().write(LOG, f, id, new ByteArrayInputStream(bytes), bytes.length);
+        AtomicInteger reads = new AtomicInteger();
+        RunSource base = RunSource.of(p.runs(), LOG, id, bytes.length);
+        RunSource counting = new RunSource() {
+            public LogId log() { return LOG; }
+            public RunId id() { return id; }
+            public long length() { return bytes.length; }
+            public int read(long position, byte[] dst, int off, int len) {
+                reads.incrementAndGet();
+                return base.read(position, dst, off, len);
+            }
+        };
+        return new Stored(p.runs(), counting, reads);
+    }
+
+    @Test
+    void everyVersionOfEveryKeyReadsBackByGetAndByScan() {
+        for (int blockBytes : new int[] {256, 4096, 65536}) {
+            TreeMap<String, List<RunEntry>> m = model(blockBytes, 3000);
+            RunWriter.Finished run = write(m, blockBytes);
+            RunReader r = RunReader.open(store(run.bytes()).source(), new BlockCache(1 << 20));
+            long entries = m.values().stream().mapToLong(List::size).sum();
+            assertThat(r.meta().entries()).as("entries in the meta block").isEqualTo(entries);
+            assertThat(r.meta().firstKey()).isEqualTo(m.firstKey());
+            assertThat(r.meta().lastKey()).isEqualTo(m.lastKey());
+            for (Map.Entry<String, List<RunEntry>> e : m.entrySet()) {
+                List<RunEntry> versions = e.getValue();
+                assertEntry(r.get(e.getKey(), Long.MAX_VALUE), versions.get(0));
+                RunEntry oldest = versions.get(versions.size() - 1);
+                assertEntry(r.get(e.getKey(), oldest.version()), oldest);
+                assertThat(r.get(e.getKey(), oldest.version() - 1)).as("no version below the oldest").isNull();
+                if (versions.size() > 2) {
+                    RunEntry mid = versions.get(versions.size() / 2);
+                    assertEntry(r.get(e.getKey(), mid.version()), mid);
+                }
+            }
+            List<RunEntry> all = new ArrayList<>();
+            r.scan(null, null).forEachRemaining(all::add);
+            assertThat(all).hasSize((int) entries);
+            String from = m.keySet().stream().skip(m.size() / 3).findFirst().orElseThrow();
+            String to = m.keySet().stream().skip(2L * m.size() / 3).findFirst().orElseThrow();
+            Iterator<RunEntry> it = r.scan(from, to);
+            long expected = m.subMap(from, true, to, false).values().stream().mapToLong(List::size).sum();
+            long n = 0;
+            String prev = null;
+            while (it.hasNext()) {
+                RunEntry e = it.next();
+                assertThat(e.key()).isGreaterThanOrEqualTo(from).isLessThan(to);
+                if (prev != null) {
+                    assertThat(e.key()).isGreaterThanOrEqualTo(prev);
+                }
+                prev = e.key();
+                n++;
+            }
+            assertThat(n).as("entries scanned in [%s, %s) with %d-byte blocks", from, to, blockBytes).isEqualTo(expected);
+        }
+    }
+
+    private static void assertEntry(RunEntry actual, RunEntry expected) {
+        assertThat(actual).as("entry for %s", expected).isNotNull();
+        assertThat(actual.key()).isEqualTo(expected.key());
+        assertThat(actual.version()).isEqualTo(expected.version());
+        assertThat(actual.tombstone()).isEqualTo(expected.tombstone());
+        assertThat(actual.value()).isEqualTo(expected.value());
+    }
+
+    @Test
+    void absentKeysAreMostlyAnsweredByTheBloomFilterWithoutReadingABlock() {
+        TreeMap<String, List<RunEntry>> m = model(7, 5000);
+        RunWriter.Finished run = write(m, 4096);
+        Stored s = store(run.bytes());
+        RunReader r = RunReader.open(s.source(), new BlockCache(0));
+        int opened = s.reads().get();
+        int probes = 20_000;
+        for (int i = 0; i < probes; i++) {
+            assertThat(r.get("user" + String.format("%08d", i) + "x", Long.MAX_VALUE)).isNull();
+        }
+        double perGet = (s.reads().get() - opened) / (double) probes;
+        assertThat(perGet).as("block reads per get of an absent key (10 bits per key)").isLessThan(0.03);
+    }
+
+    @Test
+    void outOfOrderEntriesAreRefused() {
+        RunWriter w = new RunWriter(1024, 10);
+        w.add(RunEntry.put("b", 5, new byte[1]));
+        assertThatThrownBy(() -> w.add(RunEntry.put("a", 4, new byte[1]))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("out of order");
+        assertThatThrownBy(() -> w.add(RunEntry.put("b", 5, new byte[1]))).isInstanceOf(IllegalArgumentException.class);
+        w.add(RunEntry.delete("b", 4));
+        w.finish();
+        assertThatThrownBy(w::finish).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void anEmptyRunOpensAndHoldsNothing() {
+        RunReader r = RunReader.open(store(new RunWriter(1024, 10).finish().bytes()).source(), new BlockCache(1024));
+        assertThat(r.meta().entries()).isZero();
+        assertThat(r.get("a", Long.MAX_VALUE)).isNull();
+        assertThat(r.scan(null, null).hasNext()).isFalse();
+    }
+
+    @Test
+    void everyDamagedByteIsACorruptRunErrorNamingTheRunAndTheBlock() {
+        TreeMap<String, List<RunEntry>> m = model(11, 200);
+        byte[] good = write(m, 512).bytes();
+        Random rnd = new Random(3);
+        int detected = 0;
+        for (int trial = 0; trial < 300; trial++) {
+            byte[] bad = good.clone();
+            int pos = trial < 60 ? good.length - 1 - trial : rnd.nextInt(good.length);
+            bad[pos] ^= (byte) (1 + rnd.nextInt(255));
+            try {
+                RunReader r = RunReader.open(store(bad).source(), new BlockCache(0));
+                for (String k : m.keySet()) {
+                    r.get(k, Long.MAX_VALUE);
+                }
+                r.scan(null, null).forEachRemaining(e -> { });
+                throw new AssertionError("damage at byte " + pos + " of " + good.length + " went unnoticed");
+            } catch (CorruptRunException e) {
+                assertThat(e.run()).isEqualTo(new RunId("L0-000001"));
+                assertThat(e.getMessage()).contains("L0-000001").contains(LOG.toString());
+                assertThat(e.blockPosition()).as("the damaged block's position for byte %d: %s", pos, e.getMessage())
+                        .isBetween(-1L, (long) pos);
+                detected++;
+            }
+        }
+        assertThat(detected).isEqualTo(300);
+        assertThatThrownBy(() -> RunReader.open(store(java.util.Arrays.copyOf(good, good.length - 1)).source(),
+                new BlockCache(0))).isInstanceOf(CorruptRunException.class);
+    }
+}
