@@ -102,22 +102,20 @@ final class AtomicWrites {
 
     void bind(Lattice l) {
         this.lattice = l;
-        var r = ctx.registry;
-        committedSingle = Counter.builder("lattice.atomic.committed").tag("logs", "single")
-                .description("atomic writes committed").register(r);
-        committedMulti = Counter.builder("lattice.atomic.committed").tag("logs", "multi")
-                .description("atomic writes committed").register(r);
-        abortedPrecondition = Counter.builder("lattice.atomic.aborted").tag("reason", "precondition")
-                .description("atomic writes aborted").register(r);
-        abortedFailure = Counter.builder("lattice.atomic.aborted").tag("reason", "failure")
-                .description("atomic writes aborted").register(r);
-        resolvedAtOpen = Counter.builder("lattice.atomic.resolved.at.open")
-                .description("atomic writes left unresolved by an earlier process and resolved at open").register(r);
-        duration = Timer.builder("lattice.atomic.duration").description("commit() call to outcome").register(r);
-        keysPerWrite = DistributionSummary.builder("lattice.atomic.keys").description("puts and deletes per atomic write")
-                .register(r);
-        logsPerWrite = DistributionSummary.builder("lattice.atomic.participants")
-                .description("logs per atomic write").register(r);
+        EngineMeters m = ctx.meters;
+        committedSingle = m.counter("lattice.atomic.committed", "atomic writes committed", "writes",
+                m.tags("logs", "single"));
+        committedMulti = m.counter("lattice.atomic.committed", "atomic writes committed", "writes",
+                m.tags("logs", "multi"));
+        abortedPrecondition = m.counter("lattice.atomic.aborted", "atomic writes aborted", "writes",
+                m.tags("reason", "precondition"));
+        abortedFailure = m.counter("lattice.atomic.aborted", "atomic writes aborted", "writes",
+                m.tags("reason", "failure"));
+        resolvedAtOpen = m.counter("lattice.atomic.resolved.at.open",
+                "atomic writes left unresolved by an earlier process and resolved at open", "writes", m.tags());
+        duration = m.timer("lattice.atomic.duration", "commit() call to outcome", m.tags());
+        keysPerWrite = m.summary("lattice.atomic.keys", "puts and deletes per atomic write", "keys", m.tags());
+        logsPerWrite = m.summary("lattice.atomic.participants", "logs per atomic write", "logs", m.tags());
     }
 
     Executor executor() {

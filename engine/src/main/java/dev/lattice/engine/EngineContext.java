@@ -29,6 +29,7 @@ final class EngineContext {
     final CallWatchdog watchdog;
     final EngineStats stats = new EngineStats();
     final MeterRegistry registry;
+    final EngineMeters meters;
     final AtomicLong memoryUsed = new AtomicLong();
     final AtomicWrites atomics = new AtomicWrites(this);
 
@@ -43,6 +44,7 @@ final class EngineContext {
         this.descriptor = main.descriptor();
         this.providerName = descriptor.name();
         this.registry = registry;
+        this.meters = new EngineMeters(registry, config.metricsName, config.meterPartitionTag);
         if (config.ioExecutor != null) {
             this.io = config.ioExecutor;
             this.ownsIo = false;

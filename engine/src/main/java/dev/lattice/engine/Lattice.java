@@ -4,7 +4,6 @@ import dev.lattice.spi.LogId;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.Providers;
 import dev.lattice.spi.WalStorageProvider;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.slf4j.Logger;
@@ -53,9 +52,8 @@ public final class Lattice implements AutoCloseable {
         this.catalog = new Catalog(ctx);
         this.mover = new LogMover(ctx, catalog);
         ctx.atomics.bind(this);
-        Gauge.builder("lattice.memory.live.bytes", ctx.memoryUsed, java.util.concurrent.atomic.AtomicLong::get)
-                .description("estimated JVM bytes of the live data of open trees").baseUnit("bytes")
-                .register(ctx.registry);
+        ctx.meters.gauge("lattice.memory.live.bytes", "estimated JVM bytes of the live data of open trees", "bytes",
+                ctx.meters.tags(), ctx.memoryUsed::get);
         long interval = ctx.config.ownershipCheckInterval.toMillis();
         if (interval > 0) {
             long period = Math.max(5, interval / 4);
@@ -537,5 +535,6 @@ public final class Lattice implements AutoCloseable {
         }
         ctx.shutdownThreads();
         closeOwned(ctx.providers.values());
+        ctx.meters.close();
     }
 }

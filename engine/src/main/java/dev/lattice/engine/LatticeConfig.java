@@ -68,6 +68,8 @@ public final class LatticeConfig {
     final Duration closeTimeout;
     final Duration providerCallTimeout;
     final Duration ownershipCheckInterval;
+    final String metricsName;
+    final boolean meterPartitionTag;
     final MeterRegistry meterRegistry;
     final long memoryBudgetBytes;
     final int maxKeyBytes;
@@ -105,6 +107,8 @@ public final class LatticeConfig {
         this.closeTimeout = b.closeTimeout;
         this.providerCallTimeout = b.providerCallTimeout;
         this.ownershipCheckInterval = b.ownershipCheckInterval;
+        this.metricsName = b.metricsName != null ? b.metricsName : EngineMeters.defaultName(b.uri);
+        this.meterPartitionTag = b.meterPartitionTag;
         this.meterRegistry = b.meterRegistry;
         this.memoryBudgetBytes = b.memoryBudgetBytes;
         this.maxKeyBytes = b.maxKeyBytes;
@@ -163,6 +167,8 @@ public final class LatticeConfig {
         private Duration closeTimeout = Duration.ofSeconds(30);
         private Duration providerCallTimeout = DEFAULT_PROVIDER_CALL_TIMEOUT;
         private Duration ownershipCheckInterval = DEFAULT_OWNERSHIP_CHECK_INTERVAL;
+        private String metricsName;
+        private boolean meterPartitionTag = true;
         private MeterRegistry meterRegistry;
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
@@ -464,6 +470,37 @@ public final class LatticeConfig {
                 throw new IllegalArgumentException("ownershipCheckInterval must be zero or at least 10 ms, got "
                         + interval);
             }
+            return this;
+        }
+
+        /**
+         * The value of the {@code lattice.name} tag every meter of this instance carries, so that several instances can
+         * share one registry. Default: the default provider's URI without credentials or query (for example
+         * {@code chronicle:./data}), stable across restarts; a second open instance with the same name in this JVM
+         * gets {@code -2}, {@code -3}... appended.
+         *
+         * @param name 1 to 128 characters
+         * @return this
+         * @throws IllegalArgumentException if the name is blank or longer than 128 characters
+         */
+        public Builder metricsName(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank() || name.length() > 128) {
+                throw new IllegalArgumentException("metricsName must be 1 to 128 characters, got '" + name + "'");
+            }
+            this.metricsName = name;
+            return this;
+        }
+
+        /**
+         * Whether per-log meters carry a {@code partition} tag. Default true; false aggregates them per tree
+         * (counters and timers shared, gauges summed), which keeps the series count of many-partition trees low.
+         *
+         * @param enabled whether to tag by partition
+         * @return this
+         */
+        public Builder meterPartitionTag(boolean enabled) {
+            this.meterPartitionTag = enabled;
             return this;
         }
 

@@ -11,7 +11,6 @@ import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.WalStorageException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
@@ -163,28 +162,27 @@ final class LogPipeline {
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
         adoptProviderTraits();
-        this.tags = Tags.of("tree", log.tree(), "partition", Integer.toString(log.partition()),
-                "provider", handle.key());
-        var r = ctx.registry;
-        this.stageTimer = Timer.builder("lattice.append.stage").tags(tags).description("provider stage calls").register(r);
-        this.commitTimer = Timer.builder("lattice.append.commit").tags(tags).description("provider commit calls").register(r);
-        this.appendLatency = Timer.builder("lattice.append.latency").tags(tags)
-                .description("admission to completion of a write").register(r);
-        this.admissionWait = Timer.builder("lattice.admission.wait").tags(tags).register(r);
-        this.batchEntries = DistributionSummary.builder("lattice.batch.entries").tags(tags).register(r);
-        this.batchBytes = DistributionSummary.builder("lattice.batch.bytes").baseUnit("bytes").tags(tags).register(r);
-        this.retries = Counter.builder("lattice.retries").tags(tags).register(r);
-        this.checkpointTimer = Timer.builder("lattice.checkpoint.duration").tags(tags).register(r);
-        this.checkpointBytes = DistributionSummary.builder("lattice.checkpoint.bytes").baseUnit("bytes").tags(tags).register(r);
-        this.trims = Counter.builder("lattice.trim").tags(tags).register(r);
-        this.overdue = Counter.builder("lattice.provider.overdue").tags(tags)
-                .description("provider calls still running at their deadline (LatticeConfig providerCallTimeout)")
-                .register(r);
-        this.checkpointsRefused = Counter.builder("lattice.checkpoint.refused").tags(tags.and("reason", "too_large"))
-                .description("checkpoints not uploaded because they exceed the provider's maxCheckpointBytes")
-                .register(r);
-        Gauge.builder("lattice.inflight.batches", inFlightGauge, AtomicInteger::get).tags(tags).register(r);
-        Gauge.builder("lattice.admission.queued", this, p -> p.queuedSize()).tags(tags).register(r);
+        EngineMeters m = ctx.meters;
+        this.tags = m.tags("tree", log.tree(), "partition", Integer.toString(log.partition()), "provider", handle.key());
+        this.stageTimer = m.timer("lattice.append.stage", "provider stage calls", tags);
+        this.commitTimer = m.timer("lattice.append.commit", "provider commit calls", tags);
+        this.appendLatency = m.timer("lattice.append.latency", "admission to completion of a write", tags);
+        this.admissionWait = m.timer("lattice.admission.wait", "time writes waited for room in the admission queue",
+                tags);
+        this.batchEntries = m.summary("lattice.batch.entries", "entries per committed batch", "entries", tags);
+        this.batchBytes = m.summary("lattice.batch.bytes", "bytes per committed batch", "bytes", tags);
+        this.retries = m.counter("lattice.retries", "provider calls retried after a transient failure", "calls", tags);
+        this.checkpointTimer = m.timer("lattice.checkpoint.duration", "checkpoint snapshot, upload and trim", tags);
+        this.checkpointBytes = m.summary("lattice.checkpoint.bytes", "bytes per published checkpoint", "bytes", tags);
+        this.trims = m.counter("lattice.trim", "log trims after a checkpoint", "trims", tags);
+        this.overdue = m.counter("lattice.provider.overdue",
+                "provider calls still running at their deadline (LatticeConfig providerCallTimeout)", "calls", tags);
+        this.checkpointsRefused = m.counter("lattice.checkpoint.refused",
+                "checkpoints not uploaded because they exceed the provider's maxCheckpointBytes", "checkpoints",
+                tags.and("reason", "too_large"));
+        m.gauge("lattice.inflight.batches", "batches staged and not yet committed", "batches", tags,
+                inFlightGauge::get);
+        m.gauge("lattice.admission.queued", "writes waiting in the admission queue", "writes", tags, this::queuedSize);
     }
 
     private void adoptProviderTraits() {
@@ -850,7 +848,8 @@ final class LogPipeline {
             failed = true;
             failure = err;
             lastTroubleNanos = System.nanoTime();
-            ctx.registry.counter("lattice.provider.errors", tags.and("type", err.getClass().getSimpleName()))
+            ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
+                    tags.and("type", err.getClass().getSimpleName()))
                     .increment();
             LOG.warn("log {}: batch failed, recovering: {}", log, err.toString());
         }
@@ -1141,7 +1140,8 @@ final class LogPipeline {
             checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
                     + through + " failed: " + e);
             ctx.stats.checkpointFailures.increment();
-            ctx.registry.counter("lattice.provider.errors", tags.and("type", e.getClass().getSimpleName()))
+            ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
+                    tags.and("type", e.getClass().getSimpleName()))
                     .increment();
             LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
                     e.toString());

@@ -9,7 +9,6 @@ import dev.lattice.spi.LogState;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.WalStorageProvider;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Timer;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -150,9 +149,22 @@ final class TreeImpl implements Tree {
         t.clock.set(max);
         long elapsed = System.nanoTime() - t0;
         ctx.stats.replayNanos.add(elapsed);
-        Timer.builder("lattice.replay.duration").tag("tree", name).register(ctx.registry)
-                .record(elapsed, TimeUnit.NANOSECONDS);
+        ctx.meters.timer("lattice.replay.duration", "opening a tree: claim, reconcile, checkpoint and log replay",
+                ctx.meters.tags("tree", name, "provider", replayProviderTag(t))).record(elapsed, TimeUnit.NANOSECONDS);
         return t;
+    }
+
+    /** The provider key of the tree's logs for the replay timer: the one key, or "mixed" when they differ. */
+    private static String replayProviderTag(TreeImpl t) {
+        String key = null;
+        for (ProviderHandle h : t.handles) {
+            if (key == null) {
+                key = h.key();
+            } else if (!key.equals(h.key())) {
+                return "mixed";
+            }
+        }
+        return key == null ? "none" : key;
     }
 
     private LogPipeline replay(LogId log, java.util.function.Function<String, Txn> txnOf,
@@ -196,9 +208,9 @@ final class TreeImpl implements Tree {
                 throw new CorruptLogException(log, ps.appliedOffset + 1, "the log is trimmed through "
                         + st.trimWatermark() + " but the latest checkpoint covers only through " + ps.appliedOffset);
             }
-            Counter replayed = Counter.builder("lattice.replay.entries").tag("tree", name)
-                    .tag("partition", Integer.toString(log.partition())).tag("provider", handle.key())
-                    .register(ctx.registry);
+            Counter replayed = ctx.meters.counter("lattice.replay.entries", "log entries replayed at open", "entries",
+                    ctx.meters.tags("tree", name, "partition", Integer.toString(log.partition()),
+                            "provider", handle.key()));
             long from = ps.appliedOffset;
             while (from < st.committedTail()) {
                 long fromExclusive = from;
@@ -386,7 +398,9 @@ final class TreeImpl implements Tree {
     void lostOwnership(LogId log, dev.lattice.spi.FencedException e) {
         if (lost == null) {
             lost = new OwnershipLostException(name, log, e.currentEpoch(), e);
-            ctx.registry.counter("lattice.ownership.lost", "tree", name).increment();
+            ctx.meters.counter("lattice.ownership.lost",
+                    "trees this process stopped serving because another process claimed one of their logs", "trees",
+                    ctx.meters.tags("tree", name)).increment();
         }
         saturationChanged();
     }
