@@ -5,7 +5,9 @@ import dev.lattice.spi.CheckpointTooLargeException;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.support.VerifyingChunkStream;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -42,6 +44,8 @@ final class CheckpointFiles {
     private static final int MAGIC = 0x4C434B31;
     private static final int FOOTER_MAGIC = 0x4C434B45;
     private static final int VERSION = 1;
+    /** Bytes per chunk handed to {@link VerifyingChunkStream}. */
+    private static final int READ_CHUNK_BYTES = 64 * 1024;
 
     private CheckpointFiles() {
     }
@@ -222,38 +226,65 @@ final class CheckpointFiles {
      * @throws WalStorageException if the file cannot be opened
      */
     static InputStream open(LogId log, Path file, CheckpointInfo info) {
+        FileChannel ch;
         try {
-            return new VerifyingStream(log, FileChannel.open(file, StandardOpenOption.READ), info);
+            ch = FileChannel.open(file, StandardOpenOption.READ);
         } catch (NoSuchFileException e) {
             throw new WalStorageException(log, "checkpoint through " + info.throughOffset() + " no longer exists", e);
         } catch (IOException e) {
             throw new WalStorageException(log, "cannot open checkpoint file " + file, e);
         }
+        FileChunks chunks = new FileChunks(log, ch, info);
+        int count = (int) Math.max(1, (info.sizeBytes() + READ_CHUNK_BYTES - 1) / READ_CHUNK_BYTES);
+        return new FilterInputStream(VerifyingChunkStream.checkpoint(log, info, count, chunks)) {
+            @Override
+            public void close() throws IOException {
+                try {
+                    super.close();
+                } finally {
+                    ch.close();
+                }
+            }
+        };
     }
 
-    /** Streams a checkpoint's data after checking it whole. Not thread-safe (like any InputStream). */
-    private static final class VerifyingStream extends InputStream {
+    /**
+     * The chunks of a checkpoint file's data for {@link VerifyingChunkStream}, read with positional reads. Before the
+     * first chunk is handed out the whole file is checked (data CRC32C and footer), so a reader never sees bytes of a
+     * damaged checkpoint. Not thread-safe.
+     */
+    private static final class FileChunks implements VerifyingChunkStream.ChunkSource {
         private final LogId log;
         private final FileChannel ch;
         private final CheckpointInfo info;
-        private final ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
-        private long remaining;
         private boolean verified;
 
-        VerifyingStream(LogId log, FileChannel ch, CheckpointInfo info) {
+        FileChunks(LogId log, FileChannel ch, CheckpointInfo info) {
             this.log = log;
             this.ch = ch;
             this.info = info;
-            this.remaining = info.sizeBytes();
-            buf.limit(0);
+        }
+
+        @Override
+        public byte[] chunk(int index) throws IOException {
+            if (!verified) {
+                verify();
+                verified = true;
+            }
+            long start = (long) index * READ_CHUNK_BYTES;
+            int n = (int) Math.max(0, Math.min(READ_CHUNK_BYTES, info.sizeBytes() - start));
+            ByteBuffer b = ByteBuffer.allocate(n);
+            while (b.hasRemaining()) {
+                if (ch.read(b, HEADER_BYTES + start + b.position()) < 0) {
+                    throw corrupt("file is shorter than its header says");
+                }
+            }
+            return b.array();
         }
 
         private void verify() throws IOException {
-            if (verified) {
-                return;
-            }
             CRC32C crc = new CRC32C();
-            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+            ByteBuffer b = ByteBuffer.allocate(READ_CHUNK_BYTES);
             long pos = HEADER_BYTES;
             long left = info.sizeBytes();
             while (left > 0) {
@@ -281,52 +312,11 @@ final class CheckpointFiles {
             if (f.getInt(4) != (int) crc.getValue()) {
                 throw corrupt("data fails its CRC32C checksum");
             }
-            ch.position(HEADER_BYTES);
-            verified = true;
         }
 
         private CorruptLogException corrupt(String what) {
             return new CorruptLogException(log, info.throughOffset(), "checkpoint through " + info.throughOffset()
                     + ": " + what);
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xFF;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            java.util.Objects.checkFromIndexSize(off, len, b.length);
-            verify();
-            if (len == 0) {
-                return 0;
-            }
-            if (!buf.hasRemaining()) {
-                if (remaining == 0) {
-                    return -1;
-                }
-                buf.clear();
-                if (remaining < buf.capacity()) {
-                    buf.limit((int) remaining);
-                }
-                int n = ch.read(buf);
-                if (n < 0) {
-                    throw corrupt("file is shorter than its header says");
-                }
-                remaining -= n;
-                buf.flip();
-            }
-            int n = Math.min(len, buf.remaining());
-            buf.get(b, off, n);
-            return n;
-        }
-
-        @Override
-        public void close() throws IOException {
-            ch.close();
         }
     }
 }
