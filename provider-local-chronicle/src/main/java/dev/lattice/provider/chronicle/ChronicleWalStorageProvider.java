@@ -10,6 +10,7 @@ import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
@@ -35,29 +36,9 @@ import java.util.function.Function;
  * The embedded default WAL provider: every log is a Chronicle Queue (one directory per log) under a root directory
  * that this instance locks exclusively for its whole life.
  *
- * <h2>How the SPI maps onto Chronicle Queue</h2>
- * <ul>
- *   <li>{@link #stage} validates (limits, offsets, fence) and keeps the batch in memory, encoded once
- *       ({@link ProviderFeature#DEFERRED_STAGE}); a staged batch does not survive close or a crash.</li>
- *   <li>{@link #commit} writes every staged batch up to the commit offset as one commit group: one Chronicle
- *       document (frame) when they fit in {@link ChronicleConfig#maxDocumentBytes()}, else consecutive frames of
- *       which the last marks the group complete. A Chronicle document becomes visible to readers in one
- *       compare-and-swap of its length header, so a crash mid-write leaves nothing readable; every frame carries
- *       a CRC32C, so damage is detected.</li>
- *   <li>Each log keeps an in-memory index of its committed frames (24 bytes per frame) built on open by one scan of
- *       the queue from the trim point; a read is a {@code moveToIndex} plus sequential reads.</li>
- *   <li>Fencing: each log's epoch is a small file written atomically (temp file, fsync, rename, directory fsync);
- *       the root lock keeps any other instance out, so the epoch in memory is authoritative.</li>
- *   <li>Trim writes the watermark durably first, then deletes whole cycle files at or below it (never the newest
- *       one).</li>
- *   <li>Full disk: file space is allocated for real ahead of every mapped write ({@link SpaceReserver}), so a full
- *       disk fails the call with a {@link dev.lattice.spi.ProviderUnavailableException} saying so and naming the
- *       directory, before anything is acknowledged; no {@link Error} escapes a call.</li>
- *   <li>Damage: only the last, incomplete write after a crash is discarded as a torn tail; damage with committed data
- *       after it, or a log ending below its recorded committed tail, is a
- *       {@link dev.lattice.spi.CorruptLogException} from {@link #reconcile} and {@link #read};
- *       {@link #repair} ({@link ProviderFeature#REPAIR}) truncates there for an operator.</li>
- * </ul>
+ * <p>Facade of the provider (docs/providers/chronicle.md describes the protocol: layout, frames, commit groups,
+ * recovery, repair, durability, full disk, trim, checkpoints). It validates arguments, takes the log's lock and
+ * hands the call to that log's {@code LogStore}; the root directory lock is {@code RootLock}'s.
  *
  * <p>Thread-safe: calls on different logs run in parallel; calls on one log are serialised by that log's lock.
  * Every method but {@link #describe()} and {@link #close()} throws {@link IllegalStateException} after close.
@@ -81,6 +62,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     private final Path logsDir;
     private final ConcurrentHashMap<LogId, LogStore> logs = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private final ChronicleRunStore runs;
 
     private ChronicleWalStorageProvider(ChronicleConfig config, RootLock rootLock) {
         this.config = config;
@@ -88,7 +70,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         this.logsDir = rootLock.root().resolve(LOGS_DIR);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                        ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS));
+                        ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS));
+        this.runs = new ChronicleRunStore(this::withLog, () -> closed, logsDir, config.durability());
     }
 
     /**
@@ -155,7 +138,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         return descriptor;
     }
 
-    private <T> T withLog(LogId log, Function<LogStore, T> work) {
+    <T> T withLog(LogId log, Function<LogStore, T> work) {
         SpiChecks.open(closed, NAME);
         Objects.requireNonNull(log, "log");
         LogStore s = logs.computeIfAbsent(log, id -> new LogStore(id, logsDir, config));
@@ -165,7 +148,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             try {
                 s.ensureLoaded();
                 return work.apply(s);
-            } catch (WalStorageException | LogStore.UnclaimedFenceException e) {
+            } catch (WalStorageException | UnclaimedFenceException e) {
                 throw e;
             } catch (RuntimeException e) {
                 throw new WalStorageException(log, "Chronicle Queue failure: " + e, e);
@@ -255,6 +238,16 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.repair(fence));
+    }
+
+    /**
+     * The run store: one file per run beside the log (docs/providers/chronicle.md "Runs").
+     *
+     * @return the run store; same instance on every call
+     */
+    @Override
+    public RunStore runs() {
+        return runs;
     }
 
     @Override

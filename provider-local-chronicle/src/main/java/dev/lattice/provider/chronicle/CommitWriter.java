@@ -13,7 +13,8 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * Writes one commit group into a log's queue (commit part of the protocol, docs/providers/chronicle.md "Commit"):
+ * Writes one commit group into a log's queue (commit part of the protocol, docs/providers/chronicle.md "Two-phase append, commit groups,
+ * visibility", "Full disk"):
  * packs the staged fragments into as few frames (Chronicle documents) as fit, reserves disk space ahead of each, and
  * forces the touched cycle files under fsync durability. Maps a failed write to the typed error.
  *

@@ -3,7 +3,7 @@ package dev.lattice.provider.chronicle;
 import dev.lattice.spi.LogId;
 
 /**
- * Directory naming of logs (layout part of the protocol, docs/providers/chronicle.md "Layout"): maps a
+ * Directory naming of logs (layout part of the protocol, docs/providers/chronicle.md "On-disk layout"): maps a
  * {@link LogId} to its directory name under {@code <root>/logs} and back. Stateless and thread-safe.
  */
 final class LogDirName {

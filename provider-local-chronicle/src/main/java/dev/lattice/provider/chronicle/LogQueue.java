@@ -24,7 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The Chronicle queue of one log (queue part of the protocol, docs/providers/chronicle.md "Queue"): opening and
+ * The Chronicle queue of one log (queue part of the protocol, docs/providers/chronicle.md "On-disk layout", "Frame format",
+ * "Trim and retention"): opening and
  * closing the queue, its appender, tailer and space reserver, reading one frame back by Chronicle index, forcing
  * written cycle files to disk and deleting trimmed cycle files.
  *

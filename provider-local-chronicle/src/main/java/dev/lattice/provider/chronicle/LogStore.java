@@ -27,8 +27,8 @@ import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One log of a {@link ChronicleWalStorageProvider} (log part of the protocol, docs/providers/chronicle.md "Layout",
- * "Fencing", "Stage and commit", "Read", "Trim", "Repair"): its durable records (epoch, trim, tail), its queue
+ * One log of a {@link ChronicleWalStorageProvider} (log part of the protocol, docs/providers/chronicle.md "On-disk
+ * layout", "Two-phase append, commit groups, visibility", "Trim and retention", "Repair"): its durable records (epoch, trim, tail), its queue
  * ({@link LogQueue}), its in-memory frame index, its staged batches ({@link StagedBatchTable}) and its checkpoints
  * ({@link LogCheckpoints}). Writing a commit group is {@link CommitWriter}'s job, the scan at open
  * {@link RecoveryScanner}'s, the queue rewrite of repair {@link LogRepair}'s.
@@ -119,8 +119,8 @@ final class LogStore {
         if (exists) {
             if (firstLoad) {
                 // Leftovers of a crash during an atomic write; never on a reload, a publish may be in flight.
-                deleteTempFiles(dir);
-                deleteTempFiles(checkpoints.dir());
+                SmallFiles.deleteTempFiles(dir);
+                SmallFiles.deleteTempFiles(checkpoints.dir());
             }
             long[] e = SmallFiles.readRecord(id, dir.resolve(EPOCH_FILE), EPOCH_MAGIC, 1);
             epoch = e == null ? 0 : e[0];
@@ -218,7 +218,14 @@ final class LogStore {
 
     // ---------------------------------------------------------------- fencing
 
-    private void checkFence(Fence fence) {
+    /**
+     * Checks a caller's fence against the log's epoch (also for run writes and deletes).
+     *
+     * @param fence the caller's fence
+     * @throws FencedException if the fence is older than the log's epoch
+     * @throws UnclaimedFenceException if the fence's epoch was never claimed
+     */
+    void checkFence(Fence fence) {
         if (fence.epoch() < epoch) {
             throw new FencedException(id, fence.epoch(), epoch);
         }
@@ -228,14 +235,6 @@ final class LogStore {
         }
     }
 
-    /** An argument error: a fence with an epoch above anything claimed on the log. */
-    static final class UnclaimedFenceException extends IllegalArgumentException {
-        private static final long serialVersionUID = 1L;
-
-        UnclaimedFenceException(String message) {
-            super(message);
-        }
-    }
 
     /**
      * Raises the epoch durably (written, forced and renamed before this returns).
@@ -593,15 +592,5 @@ final class LogStore {
         hiddenPayloadBytes = s.hiddenPayloadBytes;
         tail = Math.max(tail, s.next - 1);
         pendingLeftovers += s.leftovers;
-    }
-
-    private static void deleteTempFiles(Path dir) {
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SmallFiles.TMP_SUFFIX)) {
-            for (Path p : ds) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException ignored) {
-            // harmless: a leftover temp file is never read
-        }
     }
 }

@@ -16,7 +16,7 @@ import java.util.NavigableSet;
 
 /**
  * The recovery scan of a log's queue at open (recovery part of the protocol, docs/providers/chronicle.md
- * "Recovery"): reads every frame, cycle by cycle, into a {@link FrameScanner} (which decides what is committed), then
+ * "Recovery scan, torn frames, corruption"): reads every frame, cycle by cycle, into a {@link FrameScanner} (which decides what is committed), then
  * looks past the last record Chronicle returned in the newest cycle file for evidence that tells a torn tail (an
  * interrupted last write, discarded) from damage (intact data or a complete record after unreadable bytes, or a log
  * that ends before its durably recorded tail: corruption).

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -149,6 +150,21 @@ final class SmallFiles {
     static void forceDirectory(Path dir) throws IOException {
         try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
             ch.force(true);
+        }
+    }
+
+    /**
+     * Deletes the temporary leftovers ({@code *.tmp}) of crashed atomic writes in a directory; best effort.
+     *
+     * @param dir the directory (may be missing)
+     */
+    static void deleteTempFiles(Path dir) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SmallFiles.TMP_SUFFIX)) {
+            for (Path p : ds) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException ignored) {
+            // harmless: a leftover temp file is never read
         }
     }
 }
