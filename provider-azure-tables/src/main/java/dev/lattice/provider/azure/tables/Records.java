@@ -3,6 +3,7 @@ package dev.lattice.provider.azure.tables;
 import com.azure.data.tables.models.TableEntity;
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.support.StagedRange;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -172,7 +173,8 @@ final class Records {
      * @param payloadBytes sum of the entries' lengths
      * @param hash the batch's content hash
      */
-    record StagedHeader(long first, long last, BatchId id, long epoch, int rows, long payloadBytes, byte[] hash) {
+    record StagedHeader(long first, long last, BatchId id, long epoch, int rows, long payloadBytes, byte[] hash)
+            implements StagedRange {
         /** Properties a header query selects. */
         static final List<String> SELECT = List.of("RowKey", "F", "L", "E", "X", "N", "B", "H");
 
@@ -184,12 +186,24 @@ final class Records {
                     Rows.getInt(e, "N"), Rows.getLong(e, "B"), Rows.getBytes(e, "H"));
         }
 
+        @Override
+        public long firstOffset() {
+            return first;
+        }
+
+        @Override
+        public long lastOffset() {
+            return last;
+        }
+
+        @Override
+        public BatchId batchId() {
+            return id;
+        }
+
         CommittedBatch committed() {
             return new CommittedBatch(first, last, id, epoch, payloadBytes, rows);
         }
 
-        boolean overlaps(long a, long b) {
-            return first <= b && a <= last;
-        }
     }
 }
