@@ -256,7 +256,8 @@ final class Appends {
         List<String> headers = new ArrayList<>();
         List<String> others = new ArrayList<>();
         boolean[] otherRange = {false};
-        calls.queryAll(log, "abort", Keys.rowRange(pk, prefix, prefix + "~"), List.of("RowKey", "L", "X"), QUERY_TOP, e -> {
+        calls.queryAll(log, "abort", Keys.rowRange(pk, prefix, prefix + "~"), List.of("RowKey", "L", "X"), QUERY_TOP,
+                e -> {
             if (Rows.getLong(e, "L") != staged.lastOffset()) {
                 otherRange[0] = true;
             }

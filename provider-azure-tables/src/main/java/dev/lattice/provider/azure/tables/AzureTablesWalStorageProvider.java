@@ -14,6 +14,7 @@ import dev.lattice.spi.ProviderLimits;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
@@ -65,6 +66,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
     private final Reads reads;
     private final TrimAndReconcile trimAndReconcile;
     private final CheckpointStore checkpoints;
+    private final RunStore runs;
     private volatile boolean closed;
 
     /**
@@ -103,8 +105,10 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         this.reads = new Reads(calls);
         this.trimAndReconcile = new TrimAndReconcile(calls, reads);
         this.checkpoints = new TablesCheckpointStore(calls, layout, this::ensureOpen);
+        this.runs = new TablesRunStore(calls, layout, TablesCheckpointStore.rowsPerTransaction(layout),
+                this::ensureOpen);
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
-                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT));
+                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS));
         if (createTable) {
             try {
                 table.createTableIfNotExists();
@@ -137,8 +141,8 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     /**
      * Name {@value #NAME}, version 1, {@link #LIMITS}, {@link DurabilityLevel#REPLICATED}, features
-     * {@link ProviderFeature#CONCURRENT_STAGE} and {@link ProviderFeature#PERSISTENT} (physical bytes are not
-     * tracked: {@link LogState#physicalBytes()} is -1 for a log that exists).
+     * {@link ProviderFeature#CONCURRENT_STAGE}, {@link ProviderFeature#PERSISTENT} and {@link ProviderFeature#RUNS}
+     * (physical bytes are not tracked: {@link LogState#physicalBytes()} is -1 for a log that exists).
      *
      * @return the descriptor, constant
      */
@@ -271,6 +275,18 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
     public CheckpointStore checkpoints() {
         ensureOpen();
         return checkpoints;
+    }
+
+    /**
+     * Runs are partitions of chunk rows with a commit row written last (see {@link TablesRunStore}).
+     *
+     * @return the store (same instance every call)
+     * @throws IllegalStateException when closed
+     */
+    @Override
+    public RunStore runs() {
+        ensureOpen();
+        return runs;
     }
 
     /**

@@ -78,7 +78,8 @@ final class Reads {
         String pk = Keys.logPartition(log);
         List<CommittedBatch> plan = new ArrayList<>();
         long[] planned = {0, 0}; // entries, bytes
-        calls.queryAll(log, "read", Keys.rowRange(pk, Keys.manifest(start), Keys.MANIFEST_END), null, 16, QUERY_TOP, e -> {
+        calls.queryAll(log, "read", Keys.rowRange(pk, Keys.manifest(start), Keys.MANIFEST_END), null, 16, QUERY_TOP,
+                e -> {
             for (CommittedBatch b : Manifest.fromEntity(e)) {
                 if (b.last() < start) {
                     continue;
@@ -185,7 +186,8 @@ final class Reads {
         String pk = Keys.logPartition(log);
         List<CommittedBatch> partial = new ArrayList<>();
         long[] sum = {0};
-        calls.queryAll(log, "trim", Keys.rowRange(pk, Keys.manifest(from), Keys.MANIFEST_END), null, 16, QUERY_TOP, e -> {
+        calls.queryAll(log, "trim", Keys.rowRange(pk, Keys.manifest(from), Keys.MANIFEST_END), null, 16, QUERY_TOP,
+                e -> {
             for (CommittedBatch b : Manifest.fromEntity(e)) {
                 if (b.last() < from) {
                     continue;

@@ -99,7 +99,8 @@ final class TrimAndReconcile {
         String kept = keep;
         List<String> headers = new ArrayList<>();
         List<String> others = new ArrayList<>();
-        calls.queryAll(log, "trim", Keys.rowRange(pk, Keys.DATA, Keys.dataThrough(w)), List.of("RowKey", "X"), QUERY_TOP,
+        calls.queryAll(log, "trim", Keys.rowRange(pk, Keys.DATA, Keys.dataThrough(w)), List.of("RowKey", "X"),
+                QUERY_TOP,
                 e -> {
                     if (kept == null || !e.getRowKey().startsWith(kept)) {
                         (Rows.getInt(e, "X") == 0 ? headers : others).add(e.getRowKey());

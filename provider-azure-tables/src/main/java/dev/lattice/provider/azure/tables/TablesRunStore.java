@@ -1,0 +1,354 @@
+package dev.lattice.provider.azure.tables;
+
+import com.azure.data.tables.models.TableEntity;
+import com.azure.data.tables.models.TableTransactionAction;
+import com.azure.data.tables.models.TableTransactionActionType;
+import dev.lattice.provider.azure.tables.TablesCalls.TxFailure;
+import dev.lattice.spi.CorruptLogException;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunConflictException;
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunInfo;
+import dev.lattice.spi.RunLimits;
+import dev.lattice.spi.RunNotFoundException;
+import dev.lattice.spi.RunStore;
+import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.support.SpiChecks;
+import dev.lattice.spi.support.VerifyingChunkStream;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.zip.CRC32C;
+
+/**
+ * Protocol part: the run store (ARCHITECTURE.md 4.9). A run is a partition {@code R|<tree>|<pppp>|<run id>} of chunk
+ * rows (one {@link Layout#rowBytes()} chunk per row, binary properties of up to 64 KiB, each row with its CRC32C and
+ * the write's random token), written with CREATE in transactions of at most 100 entities and 4 MiB, and a commit row
+ * {@code Z} (length, CRC32C of the whole, row count, token) written last, alone: a run without its commit row is an
+ * incomplete leftover that {@link #read} treats as absent. See docs/providers/azure-tables.md.
+ *
+ * <p>Thread-safe (no state beyond its collaborators).
+ */
+final class TablesRunStore implements RunStore {
+
+    /** Largest run, bytes (inclusive): 64 MiB. */
+    static final long MAX_RUN_BYTES = 64L << 20;
+    /** Row key of a run's commit row. */
+    static final String COMMIT_ROW = "Z";
+    private static final int QUERY_TOP = TablesCalls.QUERY_TOP;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final TablesCalls calls;
+    private final Layout layout;
+    private final int rowsPerTransaction;
+    private final Runnable ensureOpen;
+    private final RunLimits limits;
+
+    /**
+     * @param calls the backend calls
+     * @param layout how bytes are spread over properties and rows (a row is one chunk)
+     * @param rowsPerTransaction full rows per transaction under the service limits
+     * @param ensureOpen throws {@link IllegalStateException} when the provider is closed
+     */
+    TablesRunStore(TablesCalls calls, Layout layout, int rowsPerTransaction, Runnable ensureOpen) {
+        this.calls = calls;
+        this.layout = runLayout(layout);
+        this.rowsPerTransaction = rowsPerTransaction;
+        this.ensureOpen = ensureOpen;
+        this.limits = new RunLimits(MAX_RUN_BYTES, this.layout.rowBytes(), 10_000);
+    }
+
+    /**
+     * The layout of run chunk rows: the provider's, with fewer payload properties when a full row with the run's
+     * longest keys and bookkeeping properties would exceed the service's 1 MiB entity limit (14 x 64 KiB = 896 KiB
+     * per chunk for the default layout).
+     *
+     * @param layout the provider's layout
+     * @return the layout chunk rows use
+     */
+    static Layout runLayout(Layout layout) {
+        String pk = runPartition(new LogId("x".repeat(LogId.MAX_TREE_NAME_LENGTH), LogId.MAX_PARTITION),
+                new RunId("r".repeat(RunId.MAX_LENGTH)));
+        for (int p = layout.propertiesPerRow(); p > 1; p--) {
+            Layout l = new Layout(layout.propertyBytes(), p);
+            TableEntity sample = new TableEntity(pk, Keys.checkpointRow(999_999)).addProperty("X", 0)
+                    .addProperty("T", "0".repeat(32)).addProperty("C", 0);
+            Rows.putPayload(sample, new byte[l.rowBytes()], 0, l.rowBytes(), l);
+            if (AzureTableLimits.entityBytes(sample.getPartitionKey(), sample.getRowKey(), sample.getProperties())
+                    <= AzureTableLimits.MAX_ENTITY_BYTES - 1024) {
+                return l;
+            }
+        }
+        return new Layout(layout.propertyBytes(), 1);
+    }
+
+    /** The partition holding a run. */
+    static String runPartition(LogId log, RunId id) {
+        return runPartitionsLow(log) + id.value();
+    }
+
+    private static String runPartitionsLow(LogId log) {
+        return "R" + Keys.logPartition(log).substring(1) + "|";
+    }
+
+    private static String runPartitionsHigh(LogId log) {
+        return "R" + Keys.logPartition(log).substring(1) + "}";
+    }
+
+    /**
+     * Deletes a crashed attempt's leftover chunk rows, writes the chunk rows (CREATE), then CREATE of the commit
+     * row. Requests: 1 point read + 1 query + 1 transaction per {@code rowsPerTransaction} chunks + 1. A failure before
+     * the commit row leaves an incomplete leftover (deleted best effort at once, else by {@link #delete}).
+     */
+    @Override
+    public RunInfo write(LogId log, Fence fence, RunId id, InputStream data, long length) {
+        SpiChecks.runWrite(log, fence, id, data, length, limits);
+        ensureOpen.run();
+        String pk = runPartition(log, id);
+        RunInfo existing = committed(log, id);
+        String token = HexFormat.of().formatHex(randomBytes(16));
+        CRC32C crc = new CRC32C();
+        byte[] buf = new byte[rowsPerTransaction * layout.rowBytes()];
+        long total = 0;
+        int rowIndex = 0;
+        if (existing == null) {
+            // A crashed write's leftover chunk rows (no commit row) would refuse the CREATEs below.
+            calls.deletePartition(log, "clearing a leftover of run " + id, pk);
+        }
+        try {
+            while (total < length) {
+                int want = (int) Math.min(buf.length, length - total);
+                int n = readFully(data, buf, want);
+                if (n < want) {
+                    throw new IllegalArgumentException("run " + id + " of " + log + ": the stream ended after "
+                            + (total + n) + " of its declared " + length + " bytes");
+                }
+                crc.update(buf, 0, n);
+                total += n;
+                if (existing != null) {
+                    continue; // only comparing
+                }
+                List<TableEntity> rows = new ArrayList<>();
+                for (int off = 0; off < n; off += layout.rowBytes()) {
+                    int len = Math.min(layout.rowBytes(), n - off);
+                    CRC32C c = new CRC32C();
+                    c.update(buf, off, len);
+                    TableEntity row = new TableEntity(pk, Keys.checkpointRow(rowIndex)).addProperty("X", rowIndex)
+                            .addProperty("T", token).addProperty("C", (int) c.getValue());
+                    Rows.putPayload(row, buf, off, len, layout);
+                    rows.add(row);
+                    rowIndex++;
+                }
+                for (List<TableTransactionAction> txn : Rows.pack(rows, TableTransactionActionType.CREATE)) {
+                    TxFailure f = calls.submit(log, "run write", txn);
+                    if (f != null) {
+                        throw f.toException(log, "run write");
+                    }
+                }
+            }
+        } catch (IOException e) {
+            discard(log, pk, existing);
+            throw new WalStorageException(log, "reading the data of run " + id + " failed; nothing was stored", e);
+        } catch (RuntimeException e) {
+            discard(log, pk, existing);
+            throw e;
+        }
+        RunInfo info = new RunInfo(id, length, (int) crc.getValue(), true);
+        if (existing != null) {
+            return same(log, existing, info);
+        }
+        TableEntity commit = new TableEntity(pk, COMMIT_ROW).addProperty("T", token).addProperty("N", length)
+                .addProperty("K", info.crc32c()).addProperty("R", rowIndex);
+        TxFailure f = calls.submit(log, "run commit", List.of(
+                new TableTransactionAction(TableTransactionActionType.CREATE, commit)));
+        if (f != null) {
+            if (!f.isConflict()) {
+                throw f.toException(log, "run commit");
+            }
+            RunInfo now = committed(log, id); // a concurrent or retried write of the same id committed first
+            if (now == null) {
+                throw f.toException(log, "run commit");
+            }
+            return same(log, now, info);
+        }
+        return info;
+    }
+
+    private static RunInfo same(LogId log, RunInfo stored, RunInfo written) {
+        if (stored.lengthBytes() != written.lengthBytes() || stored.crc32c() != written.crc32c()) {
+            throw new RunConflictException(log, written.id(), stored, written.lengthBytes());
+        }
+        return stored;
+    }
+
+    /** Deletes a failed write's chunk rows, best effort (never a committed run's). */
+    private void discard(LogId log, String pk, RunInfo existing) {
+        if (existing != null) {
+            return;
+        }
+        try {
+            calls.deletePartition(log, "discarding a failed run write", pk);
+        } catch (WalStorageException ignored) {
+            // an incomplete leftover: list reports it, delete removes it
+        }
+    }
+
+    /** The committed run's record, or null when there is no commit row. */
+    private RunInfo committed(LogId log, RunId id) {
+        TableEntity row = commitRow(log, id);
+        return row == null ? null : info(id, row);
+    }
+
+    private TableEntity commitRow(LogId log, RunId id) {
+        try {
+            return calls.table().get(runPartition(log, id), COMMIT_ROW);
+        } catch (RuntimeException e) {
+            throw TablesCalls.failure(log, "reading run " + id, e);
+        }
+    }
+
+    private static RunInfo info(RunId id, TableEntity commit) {
+        return new RunInfo(id, Rows.getLong(commit, "N"), Rows.getInt(commit, "K"), true);
+    }
+
+    /**
+     * One point read of the commit row plus one range query over the chunk rows the range covers, each checked
+     * against its CRC32C and the commit row's token.
+     */
+    @Override
+    public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
+        SpiChecks.runRead(log, id, position, dst, off, len);
+        ensureOpen.run();
+        TableEntity commit = commitRow(log, id);
+        if (commit == null) {
+            throw new RunNotFoundException(log, id);
+        }
+        long length;
+        int rowCount;
+        String token;
+        try {
+            length = Rows.getLong(commit, "N");
+            rowCount = Rows.getInt(commit, "R");
+            token = (String) commit.getProperty("T");
+        } catch (IllegalStateException e) {
+            throw new CorruptLogException(log, -1, "run " + id + ": commit row: " + e.getMessage(), e);
+        }
+        if (len == 0) {
+            return 0;
+        }
+        if (position >= length) {
+            return -1;
+        }
+        int n = (int) Math.min(len, length - position);
+        int chunk = layout.rowBytes();
+        int firstRow = (int) (position / chunk);
+        int lastRow = (int) ((position + n - 1) / chunk);
+        if (lastRow >= rowCount) {
+            throw new CorruptLogException(log, -1, "run " + id + " has " + rowCount + " chunk rows for "
+                    + length + " bytes");
+        }
+        String pk = runPartition(log, id);
+        Map<Integer, TableEntity> rows = new TreeMap<>();
+        int want = lastRow - firstRow + 1;
+        calls.queryAll(log, "reading run " + id, Keys.rowRange(pk, Keys.checkpointRow(firstRow),
+                Keys.checkpointRow(lastRow + 1)), null, Math.min(QUERY_TOP, want), e -> {
+                    rows.put(Rows.getInt(e, "X"), e);
+                    return rows.size() < want;
+                });
+        int copied = 0;
+        for (int r = firstRow; r <= lastRow; r++) {
+            TableEntity row = rows.get(r);
+            if (row == null) {
+                throw new RunNotFoundException(log, id); // deleted meanwhile
+            }
+            if (!token.equals(row.getProperty("T"))) {
+                throw new CorruptLogException(log, -1, "run " + id + ": chunk " + r + " belongs to another write");
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream(chunk);
+            try {
+                Rows.appendPayload(row, out);
+            } catch (IllegalStateException e) {
+                throw new CorruptLogException(log, -1, "run " + id + ": chunk " + r + ": " + e.getMessage(), e);
+            }
+            byte[] bytes = VerifyingChunkStream.checkCrc32c(log, -1, "run " + id, r, out.toByteArray(),
+                    Rows.getInt(row, "C"));
+            long rowStart = (long) r * chunk;
+            int from = (int) Math.max(0, position + copied - rowStart);
+            int take = Math.min(bytes.length - from, n - copied);
+            if (take <= 0) {
+                throw new CorruptLogException(log, -1, "run " + id + ": chunk " + r + " is shorter than recorded");
+            }
+            System.arraycopy(bytes, from, dst, off + copied, take);
+            copied += take;
+        }
+        return copied;
+    }
+
+    /** Deletes the commit row first (the run is then invisible), then every chunk row. Idempotent. */
+    @Override
+    public void delete(LogId log, Fence fence, RunId id) {
+        SpiChecks.runDelete(log, fence, id);
+        ensureOpen.run();
+        String pk = runPartition(log, id);
+        calls.deleteRows(log, "deleting run " + id, pk, List.of(COMMIT_ROW));
+        calls.deletePartition(log, "deleting run " + id, pk);
+    }
+
+    /** Two queries over the log's run partitions: commit rows, and first chunk rows (for leftovers). */
+    @Override
+    public List<RunInfo> list(LogId log) {
+        java.util.Objects.requireNonNull(log, "log");
+        ensureOpen.run();
+        String range = "PartitionKey ge " + Keys.quote(runPartitionsLow(log)) + " and PartitionKey lt "
+                + Keys.quote(runPartitionsHigh(log));
+        int prefix = runPartitionsLow(log).length();
+        Map<String, RunInfo> out = new TreeMap<>();
+        calls.queryAll(log, "listing runs", range + " and RowKey eq " + Keys.quote(COMMIT_ROW),
+                List.of("PartitionKey", "N", "K"), QUERY_TOP, e -> {
+                    RunId id = new RunId(e.getPartitionKey().substring(prefix));
+                    out.put(id.value(), info(id, e));
+                    return true;
+                });
+        calls.queryAll(log, "listing runs", range + " and RowKey eq " + Keys.quote(Keys.checkpointRow(0)),
+                List.of("PartitionKey"), QUERY_TOP, e -> {
+                    RunId id = new RunId(e.getPartitionKey().substring(prefix));
+                    out.putIfAbsent(id.value(), new RunInfo(id, 0, 0, false));
+                    return true;
+                });
+        List<RunInfo> list = new ArrayList<>(out.values());
+        list.sort((a, b) -> a.id().compareTo(b.id()));
+        return list;
+    }
+
+    /** Runs up to 64 MiB; a preferred read of one chunk row (960 KiB by default); about 10 ms per read. */
+    @Override
+    public RunLimits limits() {
+        return limits;
+    }
+
+    private static int readFully(InputStream in, byte[] buf, int want) throws IOException {
+        int n = 0;
+        while (n < want) {
+            int r = in.read(buf, n, want - n);
+            if (r < 0) {
+                break;
+            }
+            n += r;
+        }
+        return n;
+    }
+
+    private static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+}
