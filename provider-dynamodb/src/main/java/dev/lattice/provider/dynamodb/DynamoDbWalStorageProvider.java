@@ -187,6 +187,11 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         return settings;
     }
 
+    /** @return the key layout (tests read the table's items directly) */
+    Layout layout() {
+        return heads.layout();
+    }
+
     @Override
     public Fence claim(LogId log) {
         return claims.claim(log);
