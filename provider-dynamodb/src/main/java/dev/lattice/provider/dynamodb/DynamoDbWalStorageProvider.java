@@ -15,6 +15,7 @@ import dev.lattice.spi.ProviderLimits;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
@@ -36,8 +37,8 @@ import java.util.TreeSet;
  * writes only: no transactions, so it runs on every compatible server. The table layout and the protocol of each
  * call are described in {@code docs/providers/dynamodb.md}; this class is a facade over one class per protocol part:
  * {@link Heads} (head item, fences), {@link Claims}, {@link Staging} (stage, abort), {@link Commits}, {@link Reads},
- * {@link Trims}, {@link Reconciler}, {@link DynamoDbCheckpointStore}, with every request going through
- * {@link DynamoCalls}.
+ * {@link Trims}, {@link Reconciler}, {@link DynamoDbCheckpointStore}, {@link DynamoDbRunStore}, with every request
+ * going through {@link DynamoCalls}.
  *
  * <h2>Limits</h2>
  * {@link #LIMITS}: entries up to {@value BatchChunks#MAX_ENTRY_BYTES} bytes (one item minus 1 KiB of overhead),
@@ -85,6 +86,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
     private final Trims trims;
     private final Reconciler reconciler;
     private final DynamoDbCheckpointStore checkpoints;
+    private final DynamoDbRunStore runs;
 
     private DynamoDbWalStorageProvider(DynamoDbClient client, boolean owned, DynamoDbSettings settings) {
         this.settings = settings;
@@ -93,7 +95,8 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         this.heads = new Heads(calls, new Layout(settings.keyPrefix()));
         this.ownedClient = owned ? client : null;
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
-                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT));
+                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
+                        ProviderFeature.RUNS));
         this.claims = new Claims(heads);
         this.staging = new Staging(heads);
         this.commits = new Commits(heads, staging);
@@ -101,6 +104,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         this.trims = new Trims(heads, staging);
         this.checkpoints = new DynamoDbCheckpointStore(heads);
         this.reconciler = new Reconciler(heads, checkpoints);
+        this.runs = new DynamoDbRunStore(heads);
     }
 
     /**
@@ -242,6 +246,18 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
     public CheckpointStore checkpoints() {
         heads.ensureOpen();
         return checkpoints;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Runs are chunk items under the 400 KB item limit made visible by a header item written last
+     * ({@link DynamoDbRunStore}, docs/providers/dynamodb.md, "Runs").
+     */
+    @Override
+    public RunStore runs() {
+        heads.ensureOpen();
+        return runs;
     }
 
     @Override

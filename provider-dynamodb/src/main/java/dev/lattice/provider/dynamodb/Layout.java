@@ -1,6 +1,7 @@
 package dev.lattice.provider.dynamodb;
 
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
 import software.amazon.awssdk.core.SdkBytes;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
@@ -18,6 +19,9 @@ import java.util.Map;
  *       items at sort key = offset of the chunk's last entry.</li>
  *   <li>Checkpoint partition {@code [prefix|]<tree>/<partition>/c}: chunk items at sort key
  *       {@code generation * 2^20 + chunk index}.</li>
+ *   <li>Run index {@code [prefix|]<tree>/<partition>/r} (sort key 0): the set of the log's run ids; run partition
+ *       {@code [prefix|]<tree>/<partition>/r/<run id>}: the header at sort key 0, chunk items at sort key
+ *       {@code generation * 2^20 + chunk index} ({@link DynamoDbRunStore}).</li>
  *   <li>Tree item {@code [prefix|]#t/<tree>} (sort key 0): the set of the tree's partitions.</li>
  *   <li>Catalog item {@code [prefix|]#} (sort key 0): the set of tree names.</li>
  * </ul>
@@ -110,6 +114,16 @@ final class Layout {
     /** @return the partition key of a log's checkpoint chunks */
     String checkpointKey(LogId log) {
         return logKey(log) + "/c";
+    }
+
+    /** @return the partition key of a log's run index item (the set of its run ids) */
+    String runIndexKey(LogId log) {
+        return logKey(log) + "/r";
+    }
+
+    /** @return the partition key of one run's header and chunk items */
+    String runKey(LogId log, RunId id) {
+        return logKey(log) + "/r/" + id.value();
     }
 
     /** @return the partition key of a tree item */
