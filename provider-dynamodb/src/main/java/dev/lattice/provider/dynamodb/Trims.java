@@ -44,9 +44,7 @@ final class Trims {
     }
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>One conditional head update, then the deletes. A trim within the committed tail (the engine's case) sets
+     * Implements {@link WalStorageProvider#trim}: one conditional head update, then the deletes. A trim within the committed tail (the engine's case) sets
      * the watermark and subtracts the counters with {@code ADD}, conditioned only on what it depends on: the epoch,
      * the watermark it planned from, a tail at or above the new watermark and, when it prunes commit segments, the
      * segments it pruned. It never raises the version and never writes the tail, so commits, which condition on the
@@ -54,7 +52,6 @@ final class Trims {
      * conditions on the version and the tail like a commit and raises the version: it and a concurrent commit under
      * the same fence are serialised, and the loser re-reads the head.
      */
-    /** Implements {@link WalStorageProvider#trim}. */
     void trim(LogId log, Fence fence, long throughInclusive) {
         SpiChecks.trim(log, fence, throughInclusive);
         heads.ensureOpen();
