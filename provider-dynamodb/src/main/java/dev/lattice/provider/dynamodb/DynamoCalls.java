@@ -257,6 +257,34 @@ final class DynamoCalls {
         }
     }
 
+    /**
+     * Deletes every item of a partition with a sort key in {@code lo..hi} (inclusive): strongly consistent key-only
+     * {@code Query} pages, then {@link #batchDelete}.
+     *
+     * @param log the log, for errors
+     * @param pk the partition key
+     * @param lo the lowest sort key, inclusive
+     * @param hi the highest sort key, inclusive
+     * @return how many items were deleted
+     * @throws ProviderUnavailableException as {@link #batchDelete}, or on a transient failure of a query
+     * @throws WalStorageException on any other failure
+     */
+    long deleteAllBetween(LogId log, String pk, long lo, long hi) {
+        List<Map<String, AttributeValue>> keys = new ArrayList<>();
+        Map<String, AttributeValue> start = null;
+        do {
+            QueryResponse r = query(log, Layout.rangeQuery(pk, lo, hi, start, true, 0)
+                    .projectionExpression("#p, #s").expressionAttributeNames(Map.of("#p", Layout.PK,
+                            "#s", Layout.SK)));
+            for (Map<String, AttributeValue> item : r.items()) {
+                keys.add(Layout.key(pk, Layout.num(item, Layout.SK)));
+            }
+            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
+        } while (start != null);
+        batchDelete(log, keys);
+        return keys.size();
+    }
+
     private void capacity(Operation op, ConsumedCapacity c) {
         if (c != null) {
             metrics.capacity(op, c.capacityUnits());

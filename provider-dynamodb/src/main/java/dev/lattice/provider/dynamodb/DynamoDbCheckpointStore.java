@@ -9,8 +9,9 @@ import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.OffsetConflictException;
 import dev.lattice.spi.ProviderUnavailableException;
-import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.support.SpiChecks;
+import dev.lattice.spi.support.VerifyingChunkStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
@@ -34,7 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.zip.CRC32C;
 
 /**
- * Checkpoints of the DynamoDB provider. A checkpoint's bytes go to chunk items of at most
+ * Checkpoints of the DynamoDB heads. A checkpoint's bytes go to chunk items of at most
  * {@value #CHUNK_BYTES} bytes in the log's checkpoint partition ({@code <log>/c}), under a random generation
  * (sort key {@code generation * 2^20 + index}); each chunk carries a CRC32C. Publishing is one conditional update of
  * the head's catalog (condition on epoch and version), so a reader sees the previous checkpoint or the new one,
@@ -54,10 +55,11 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
     private static final int MAX_CAS_ATTEMPTS = 16;
     private static final String DATA = "d";
 
-    private final DynamoDbWalStorageProvider provider;
+    private final Heads heads;
 
-    DynamoDbCheckpointStore(DynamoDbWalStorageProvider provider) {
-        this.provider = provider;
+    /** @param heads the head access shared by the protocol parts */
+    DynamoDbCheckpointStore(Heads heads) {
+        this.heads = heads;
     }
 
     private static long sortKey(long generation, int index) {
@@ -67,21 +69,21 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
     @Override
     public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion, InputStream data) {
         SpiChecks.publish(log, fence, throughOffset, formatVersion, data);
-        provider.ensureOpen();
-        DynamoCalls calls = provider.calls();
-        LogSlot slot = provider.slot(log);
-        Head h = provider.readHead(slot);
-        DynamoDbWalStorageProvider.checkFence(log, h, fence);
+        heads.ensureOpen();
+        DynamoCalls calls = heads.calls();
+        LogSlot slot = heads.slot(log);
+        Head h = heads.readHead(slot);
+        Heads.checkFence(log, h, fence);
         checkThrough(log, h, throughOffset);
         long generation = ThreadLocalRandom.current().nextLong(1, 1L << 40);
-        Map<String, AttributeValue> pending = calls.update(log, DynamoDbWalStorageProvider.headKey(slot),
+        Map<String, AttributeValue> pending = calls.update(log, Heads.headKey(slot),
                 "ADD #pg :g", "#e = :e", Map.of("#pg", Layout.PENDING_GENERATIONS, "#e", Layout.EPOCH),
                 Map.of(":g", numberSet(List.of(generation)), ":e", Layout.n(fence.epoch())), ReturnValue.NONE);
         if (pending == null) {
-            DynamoDbWalStorageProvider.checkFence(log, provider.readHead(slot), fence);
+            Heads.checkFence(log, heads.readHead(slot), fence);
             throw new ProviderUnavailableException(log, "the head refused the checkpoint's pending mark; retry", null);
         }
-        String cpk = provider.layout().checkpointKey(log);
+        String cpk = heads.layout().checkpointKey(log);
         long limit = DynamoDbWalStorageProvider.LIMITS.maxCheckpointBytes();
         long size = 0;
         int chunks = 0;
@@ -119,8 +121,8 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
         Entry entry = new Entry(info, generation, chunks);
         for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
             if (attempt > 0) {
-                h = provider.readHead(slot);
-                DynamoDbWalStorageProvider.checkFence(log, h, fence);
+                h = heads.readHead(slot);
+                Heads.checkFence(log, h, fence);
                 try {
                     checkThrough(log, h, throughOffset);
                 } catch (OffsetConflictException e) {
@@ -160,7 +162,7 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
             Map<String, AttributeValue> done;
             synchronized (slot) {
                 try {
-                    done = calls.update(log, DynamoDbWalStorageProvider.headKey(slot), update, "#e = :e AND #v = :v",
+                    done = calls.update(log, Heads.headKey(slot), update, "#e = :e AND #v = :v",
                             names, values, ReturnValue.NONE);
                 } catch (RuntimeException e) {
                     slot.head = null;
@@ -208,7 +210,7 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
             throw new IllegalStateException("checkpoint chunk item exceeds " + DynamoItemSize.MAX_ITEM_BYTES
                     + " bytes");
         }
-        provider.calls().put(log, item, null, null, null);
+        heads.calls().put(log, item, null, null, null);
     }
 
     private static long crc(long sortKey, byte[] bytes) {
@@ -225,8 +227,8 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
             for (int i = 0; i < chunks; i++) {
                 keys.add(Layout.key(cpk, sortKey(generation, i)));
             }
-            provider.calls().batchDelete(log, keys);
-            provider.calls().update(log, DynamoDbWalStorageProvider.headKey(slot), "DELETE #pg :g", null,
+            heads.calls().batchDelete(log, keys);
+            heads.calls().update(log, Heads.headKey(slot), "DELETE #pg :g", null,
                     Map.of("#pg", Layout.PENDING_GENERATIONS), Map.of(":g", numberSet(List.of(generation))),
                     ReturnValue.NONE);
         } catch (RuntimeException cleanup) {
@@ -246,8 +248,8 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
                 keys.add(Layout.key(cpk, sortKey(e.generation(), i)));
             }
         }
-        provider.calls().batchDelete(log, keys);
-        provider.calls().update(log, DynamoDbWalStorageProvider.headKey(slot), "DELETE #gg :g", null,
+        heads.calls().batchDelete(log, keys);
+        heads.calls().update(log, Heads.headKey(slot), "DELETE #gg :g", null,
                 Map.of("#gg", Layout.GARBAGE_GENERATIONS), Map.of(":g", numberSet(generations)), ReturnValue.NONE);
     }
 
@@ -272,13 +274,13 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
         if (gens.isEmpty()) {
             return 0;
         }
-        String cpk = provider.layout().checkpointKey(log);
+        String cpk = heads.layout().checkpointKey(log);
         long deleted = 0;
         for (long g : gens) {
-            deleted += provider.deleteAllBetween(log, cpk, sortKey(g, 0),
+            deleted += heads.calls().deleteAllBetween(log, cpk, sortKey(g, 0),
                     sortKey(g, 0) + (1L << Layout.CHECKPOINT_INDEX_BITS) - 1);
         }
-        provider.calls().update(log, DynamoDbWalStorageProvider.headKey(slot), "DELETE #pg :g, #gg :g", null,
+        heads.calls().update(log, Heads.headKey(slot), "DELETE #pg :g, #gg :g", null,
                 Map.of("#pg", Layout.PENDING_GENERATIONS, "#gg", Layout.GARBAGE_GENERATIONS),
                 Map.of(":g", numberSet(gens)), ReturnValue.NONE);
         return deleted;
@@ -287,8 +289,8 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
     @Override
     public Optional<CheckpointInfo> latest(LogId log) {
         Objects.requireNonNull(log, "log");
-        provider.ensureOpen();
-        Head h = provider.readHead(provider.slot(log));
+        heads.ensureOpen();
+        Head h = heads.readHead(heads.slot(log));
         if (h == null) {
             return Optional.empty();
         }
@@ -299,24 +301,25 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
     public InputStream open(LogId log, CheckpointInfo info) {
         Objects.requireNonNull(log, "log");
         Objects.requireNonNull(info, "info");
-        provider.ensureOpen();
-        Head h = provider.readHead(provider.slot(log));
+        heads.ensureOpen();
+        Head h = heads.readHead(heads.slot(log));
         Optional<Entry> entry = h == null ? Optional.empty() : h.checkpoints().find(info);
         if (entry.isEmpty()) {
             throw new WalStorageException(log, "checkpoint through " + info.throughOffset() + " (epoch "
                     + info.epoch() + ") no longer exists");
         }
-        return new ChunkStream(log, provider.layout().checkpointKey(log), entry.get());
+        return VerifyingChunkStream.checkpoint(log, entry.get().info(), entry.get().chunks(),
+                new Chunks(log, heads.layout().checkpointKey(log), entry.get()));
     }
 
     @Override
     public void deleteBefore(LogId log, long throughOffsetExclusive) {
         Objects.requireNonNull(log, "log");
-        provider.ensureOpen();
-        LogSlot slot = provider.slot(log);
-        String cpk = provider.layout().checkpointKey(log);
+        heads.ensureOpen();
+        LogSlot slot = heads.slot(log);
+        String cpk = heads.layout().checkpointKey(log);
         for (int attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-            Head h = provider.readHead(slot);
+            Head h = heads.readHead(slot);
             if (h == null) {
                 return;
             }
@@ -332,7 +335,7 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
             Map<String, AttributeValue> done;
             synchronized (slot) {
                 try {
-                    done = provider.calls().update(log, DynamoDbWalStorageProvider.headKey(slot),
+                    done = heads.calls().update(log, Heads.headKey(slot),
                             "SET #ck = :ck, #v = :nv ADD #gg :g", "#v = :v",
                             Map.of("#ck", Layout.CHECKPOINTS, "#v", Layout.VERSION, "#gg", Layout.GARBAGE_GENERATIONS),
                             Map.of(":ck", Layout.b(catalog.encode()), ":v", Layout.n(h.version()),
@@ -355,89 +358,55 @@ final class DynamoDbCheckpointStore implements CheckpointStore {
                 + " deleteBefore attempts in a row; retry", null);
     }
 
-    /** Streams a checkpoint's chunks page by page, checking order, CRC32C and total size. Not thread-safe. */
-    private final class ChunkStream extends InputStream {
+    /**
+     * Fetches a checkpoint's chunks in order for {@link VerifyingChunkStream}, a {@code Query} page at a time,
+     * checking each chunk's sort key (a missing chunk was deleted meanwhile) and its CRC32C, which covers the sort key
+     * and the bytes. Not thread-safe.
+     */
+    private final class Chunks implements VerifyingChunkStream.ChunkSource {
         private final LogId log;
         private final String cpk;
         private final Entry entry;
         private final Deque<Map<String, AttributeValue>> page = new ArrayDeque<>();
         private Map<String, AttributeValue> startKey;
         private boolean queried;
-        private int nextIndex;
-        private long served;
-        private byte[] current = new byte[0];
-        private int pos;
 
-        ChunkStream(LogId log, String cpk, Entry entry) {
+        Chunks(LogId log, String cpk, Entry entry) {
             this.log = log;
             this.cpk = cpk;
             this.entry = entry;
         }
 
-        private boolean fill() {
-            while (pos >= current.length) {
-                if (nextIndex >= entry.chunks()) {
-                    if (served != entry.info().sizeBytes()) {
-                        throw new CorruptLogException(log, entry.info().throughOffset(), "checkpoint holds " + served
-                                + " bytes, its catalog entry says " + entry.info().sizeBytes());
-                    }
-                    return false;
+        @Override
+        public byte[] chunk(int index) {
+            while (page.isEmpty()) {
+                if (queried && startKey == null) {
+                    throw lost(index);
                 }
-                if (page.isEmpty()) {
-                    if (queried && startKey == null) {
-                        throw new WalStorageException(log, "checkpoint through " + entry.info().throughOffset()
-                                + " lost chunk " + nextIndex + " of " + entry.chunks() + " (deleted meanwhile?)");
-                    }
-                    provider.ensureOpen();
-                    long base = sortKey(entry.generation(), 0);
-                    QueryResponse r = provider.calls().query(log, DynamoDbWalStorageProvider.rangeQuery(cpk,
-                            base, base + entry.chunks() - 1, startKey, false, 0));
-                    queried = true;
-                    page.addAll(r.items());
-                    startKey = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey()
-                            : null;
-                    continue;
-                }
-                Map<String, AttributeValue> item = page.poll();
-                long sk = Layout.num(item, Layout.SK);
-                if (sk != sortKey(entry.generation(), nextIndex)) {
-                    throw new WalStorageException(log, "checkpoint through " + entry.info().throughOffset()
-                            + " lost chunk " + nextIndex + " of " + entry.chunks() + " (deleted meanwhile?)");
-                }
-                byte[] bytes = Layout.bin(item, DATA);
-                if (crc(sk, bytes) != Layout.num(item, Layout.CRC)) {
-                    throw new CorruptLogException(log, entry.info().throughOffset(), "checkpoint chunk " + nextIndex
-                            + " fails its CRC32C");
-                }
-                current = bytes;
-                pos = 0;
-                served += bytes.length;
-                nextIndex++;
+                heads.ensureOpen();
+                long base = sortKey(entry.generation(), 0);
+                QueryResponse r = heads.calls().query(log, Layout.rangeQuery(cpk, base, base + entry.chunks() - 1,
+                        startKey, false, 0));
+                queried = true;
+                page.addAll(r.items());
+                startKey = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
             }
-            return true;
+            Map<String, AttributeValue> item = page.poll();
+            long sk = Layout.num(item, Layout.SK);
+            if (sk != sortKey(entry.generation(), index)) {
+                throw lost(index);
+            }
+            byte[] bytes = Layout.bin(item, DATA);
+            if (crc(sk, bytes) != Layout.num(item, Layout.CRC)) {
+                throw new CorruptLogException(log, entry.info().throughOffset(), "checkpoint chunk " + index
+                        + " fails its CRC32C");
+            }
+            return bytes;
         }
 
-        @Override
-        public int read() {
-            if (!fill()) {
-                return -1;
-            }
-            return current[pos++] & 0xFF;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (len == 0) {
-                return 0;
-            }
-            if (!fill()) {
-                return -1;
-            }
-            int n = Math.min(len, current.length - pos);
-            System.arraycopy(current, pos, b, off, n);
-            pos += n;
-            return n;
+        private WalStorageException lost(int index) {
+            return new WalStorageException(log, "checkpoint through " + entry.info().throughOffset()
+                    + " lost chunk " + index + " of " + entry.chunks() + " (deleted meanwhile?)");
         }
     }
 }

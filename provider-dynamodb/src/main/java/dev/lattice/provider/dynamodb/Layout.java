@@ -1,9 +1,12 @@
 package dev.lattice.provider.dynamodb;
 
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
 import software.amazon.awssdk.core.SdkBytes;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -16,6 +19,9 @@ import java.util.Map;
  *       items at sort key = offset of the chunk's last entry.</li>
  *   <li>Checkpoint partition {@code [prefix|]<tree>/<partition>/c}: chunk items at sort key
  *       {@code generation * 2^20 + chunk index}.</li>
+ *   <li>Run index {@code [prefix|]<tree>/<partition>/r} (sort key 0): the set of the log's run ids; run partition
+ *       {@code [prefix|]<tree>/<partition>/r/<run id>}: the header at sort key 0, chunk items at sort key
+ *       {@code generation * 2^20 + chunk index} ({@link DynamoDbRunStore}).</li>
  *   <li>Tree item {@code [prefix|]#t/<tree>} (sort key 0): the set of the tree's partitions.</li>
  *   <li>Catalog item {@code [prefix|]#} (sort key 0): the set of tree names.</li>
  * </ul>
@@ -110,6 +116,16 @@ final class Layout {
         return logKey(log) + "/c";
     }
 
+    /** @return the partition key of a log's run index item (the set of its run ids) */
+    String runIndexKey(LogId log) {
+        return logKey(log) + "/r";
+    }
+
+    /** @return the partition key of one run's header and chunk items */
+    String runKey(LogId log, RunId id) {
+        return logKey(log) + "/r/" + id.value();
+    }
+
     /** @return the partition key of a tree item */
     String treeKey(String tree) {
         return prefix + "#t/" + tree;
@@ -161,4 +177,49 @@ final class Layout {
         AttributeValue v = item.get(name);
         return v == null || v.b() == null ? new byte[0] : v.b().asByteArray();
     }
+
+    /**
+     * A {@code Query} of a log partition's sort keys {@code lo..hi}, ascending.
+     *
+     * @param callerNames when true the caller sets the expression attribute names (which must map {@code #p} and
+     *     {@code #s}), usually with a projection
+     * @param limit items per page, 0 for none (the 1 MB page cap applies)
+     */
+    static QueryRequest.Builder rangeQuery(String pk, long lo, long hi, Map<String, AttributeValue> start,
+                                           boolean callerNames, int limit) {
+        QueryRequest.Builder q = QueryRequest.builder()
+                .keyConditionExpression("#p = :p AND #s BETWEEN :lo AND :hi")
+                .expressionAttributeValues(Map.of(":p", Layout.s(pk), ":lo", Layout.n(lo), ":hi", Layout.n(hi)))
+                .scanIndexForward(true);
+        if (!callerNames) {
+            q.expressionAttributeNames(Map.of("#p", Layout.PK, "#s", Layout.SK));
+        }
+        if (start != null) {
+            q.exclusiveStartKey(start);
+        }
+        if (limit > 0) {
+            q.limit(limit);
+        }
+        return q;
+    }
+
+    /** @return the expression attribute names of {@link #METADATA_PROJECTION} */
+    static Map<String, String> metadataNames() {
+        Map<String, String> names = new HashMap<>();
+        names.put("#p", Layout.PK);
+        names.put("#s", Layout.SK);
+        names.put("#k", Layout.CHUNK_FIRST);
+        names.put("#e", Layout.EPOCH);
+        names.put("#b", Layout.BATCH_ID);
+        names.put("#f", Layout.BATCH_FIRST);
+        names.put("#l", Layout.BATCH_LAST);
+        names.put("#i", Layout.CHUNK_INDEX);
+        names.put("#c", Layout.CHUNK_COUNT);
+        names.put("#z", Layout.LENGTHS);
+        names.put("#x", Layout.CRC);
+        return names;
+    }
+
+    /** A projection of a chunk item's metadata (no entry data), names as in {@link #metadataNames()}. */
+    static final String METADATA_PROJECTION = "#p, #s, #k, #e, #b, #f, #l, #i, #c, #z, #x";
 }

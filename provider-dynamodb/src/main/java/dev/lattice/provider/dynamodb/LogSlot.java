@@ -2,6 +2,7 @@ package dev.lattice.provider.dynamodb;
 
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.support.StagedRange;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +30,7 @@ final class LogSlot {
     }
 
     /** A batch staged by this instance (or found staged under its epoch). Guarded by the slot. */
-    static final class Staged {
+    static final class Staged implements StagedRange {
         final long first;
         final long last;
         final BatchId id;
@@ -51,6 +52,26 @@ final class LogSlot {
             this.itemBytes = itemBytes;
             this.chunkKeys = chunkKeys;
             this.state = state;
+        }
+
+        @Override
+        public long firstOffset() {
+            return first;
+        }
+
+        @Override
+        public long lastOffset() {
+            return last;
+        }
+
+        @Override
+        public long epoch() {
+            return epoch;
+        }
+
+        @Override
+        public BatchId batchId() {
+            return id;
         }
 
         boolean sameBatch(long first, long last, BatchId id) {
