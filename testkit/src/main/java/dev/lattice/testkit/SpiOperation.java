@@ -1,10 +1,11 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 /**
- * The provider SPI calls that reach the backend, as seen by the decorators in this package
- * ({@link FaultInjectingProvider}, {@link CountingProvider}). {@code describe}, {@code checkpoints} and
- * {@code close} are local and not listed; {@code append} is not listed because the decorators run the SPI's default
- * {@code append}, which is {@link #STAGE} then {@link #COMMIT} (and {@link #ABORT} when the commit fails).
+ * The provider SPI calls that reach the backend: what a {@link ForwardingProvider} passes to its interception point,
+ * and what {@link FaultInjectingProvider} faults and {@link CountingProvider} counts. {@code describe},
+ * {@code checkpoints} and {@code close} are local and not listed; {@code append} is not listed because the decorators
+ * run the SPI's default {@code append}, which is {@link #STAGE} then {@link #COMMIT} (and {@link #ABORT} when the
+ * commit fails).
  */
 public enum SpiOperation {
     /** {@link dev.lattice.spi.WalStorageProvider#claim}. */
