@@ -119,7 +119,7 @@ class CommandParsingTest {
     /** The CLI alone: {@code bench} is a stand-in that names the benchmarks module (tests of the real one there). */
     @Test
     void benchWithoutTheBenchmarksModuleIsAUsageErrorThatSaysWhatToRun() {
-        assertThat(Main.commandLine().getSubcommands().get("bench").getCommand())
+        assertThat((Object) Main.commandLine().getSubcommands().get("bench").getCommand())
                 .isInstanceOf(BenchMissingCommand.class);
         for (String[] args : new String[][] {{"bench"}, {"bench", "replay", "--sizes", "10"}, {"bench", "--help"}}) {
             Cli.Run r = Cli.run(args);

@@ -22,7 +22,7 @@ class BenchCommandParsingTest {
 
     @Test
     void theCliFindsTheBenchCommand() {
-        assertThat(Main.commandLine().getSubcommands().get("bench").getCommand()).isInstanceOf(BenchCommand.class);
+        assertThat((Object) Main.commandLine().getSubcommands().get("bench").getCommand()).isInstanceOf(BenchCommand.class);
         Cli.Run r = Cli.run();
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains("Usage: lattice").contains("bench");
