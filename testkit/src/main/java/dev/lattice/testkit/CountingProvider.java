@@ -47,7 +47,18 @@ public final class CountingProvider extends ForwardingProvider {
                          long payloadBytesWritten, long entriesRead, long payloadBytesRead,
                          long checkpointBytesWritten, long checkpointBytesRead) {
 
-        /** Copies the maps so the snapshot stays immutable. */
+        /**
+         * Copies the maps so the snapshot stays immutable.
+         *
+         * @param calls calls per operation (every operation present, zero when never called)
+         * @param failures calls per operation that threw
+         * @param entriesWritten entries in batches that {@code stage} accepted
+         * @param payloadBytesWritten payload bytes in batches that {@code stage} accepted
+         * @param entriesRead entries returned by {@code read}
+         * @param payloadBytesRead payload bytes returned by {@code read}
+         * @param checkpointBytesWritten bytes the provider consumed from {@code publish} streams
+         * @param checkpointBytesRead bytes read from streams returned by checkpoint {@code open}
+         */
         public Counts {
             calls = Collections.unmodifiableMap(new EnumMap<>(calls));
             failures = Collections.unmodifiableMap(new EnumMap<>(failures));

@@ -74,6 +74,13 @@ public final class FaultInjectingProvider extends ForwardingProvider {
         /**
          * Validates a rule.
          *
+         * @param operation the call to fault
+         * @param timing before or after delegating
+         * @param timeout how long to block before failing; {@link Duration#ZERO} fails at once
+         * @param times how many times the rule fires, {@code >= 1}, or {@code -1} for no limit
+         * @param skip how many matching calls to let through before the first firing, {@code >= 0}
+         * @param probability the chance that an eligible call fires, in {@code (0, 1]}
+         * @param log only calls addressing this log match, or null for any log
          * @throws NullPointerException if operation, timing or timeout is null
          * @throws IllegalArgumentException if a number is out of range or the timeout is negative
          */
