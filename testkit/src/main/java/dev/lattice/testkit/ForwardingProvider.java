@@ -10,6 +10,10 @@ import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.RepairReport;
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunInfo;
+import dev.lattice.spi.RunLimits;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 
@@ -28,7 +32,9 @@ import java.util.function.Supplier;
  * <p>Intercepted: every {@link WalStorageProvider} method listed in {@link SpiOperation}, including
  * {@code checkFence} and {@code repair}, and every call of the {@link CheckpointStore} that {@link #checkpoints()}
  * returns (its {@code publish}, {@code latest}, {@code open} and {@code deleteBefore} go through the protected
- * {@code *Checkpoint*} methods below, then {@code intercept}). Not intercepted: {@code describe} and {@code close},
+ * {@code *Checkpoint*} methods below, then {@code intercept}), and every call of the {@link RunStore} that
+ * {@link #runs()} returns ({@code write}, {@code read}, {@code delete}, {@code list} through the protected
+ * {@code *Run*} methods; its {@code limits} is local). Not intercepted: {@code describe} and {@code close},
  * which are forwarded directly, and {@code append}, which is not forwarded at all: it is the SPI's default, calling
  * this object's {@link #stage} and {@link #commit} (and {@link #abort}), so a decorator of those also sees appends,
  * even when the delegate overrides {@code append}.
@@ -41,6 +47,7 @@ public abstract class ForwardingProvider implements WalStorageProvider {
     protected final WalStorageProvider delegate;
 
     private final CheckpointStore checkpoints = new InterceptedCheckpoints();
+    private final RunStore runs = new InterceptedRuns();
 
     /**
      * @param delegate the provider to forward to
@@ -143,6 +150,17 @@ public abstract class ForwardingProvider implements WalStorageProvider {
         return checkpoints;
     }
 
+    /**
+     * @return an intercepting view of the delegate's run store (the same instance on every call); its calls go
+     *     through {@link #writeRun}, {@link #readRun}, {@link #deleteRun} and {@link #listRuns}
+     * @throws UnsupportedOperationException if the delegate has no run store (its {@code runs()} throws)
+     */
+    @Override
+    public RunStore runs() {
+        delegate.runs(); // the delegate's refusal, if it has no run store
+        return runs;
+    }
+
     @Override
     public List<LogId> logs(String tree) {
         return intercept(SpiOperation.LOGS, null, () -> delegate.logs(tree));
@@ -206,6 +224,85 @@ public abstract class ForwardingProvider implements WalStorageProvider {
     protected void deleteCheckpointsBefore(LogId log, long throughOffsetExclusive) {
         interceptVoid(SpiOperation.CHECKPOINT_DELETE_BEFORE, log,
                 () -> delegate.checkpoints().deleteBefore(log, throughOffsetExclusive));
+    }
+
+    /**
+     * {@link RunStore#write}, intercepted as {@link SpiOperation#RUN_WRITE}.
+     *
+     * @param log the log the run belongs to
+     * @param fence the writer's fence on {@code log}
+     * @param id the run's id
+     * @param data the run's bytes
+     * @param length the run's length in bytes
+     * @return what the delegate's store returned
+     */
+    protected RunInfo writeRun(LogId log, Fence fence, RunId id, InputStream data, long length) {
+        return intercept(SpiOperation.RUN_WRITE, log, () -> delegate.runs().write(log, fence, id, data, length));
+    }
+
+    /**
+     * {@link RunStore#read}, intercepted as {@link SpiOperation#RUN_READ}.
+     *
+     * @param log the log
+     * @param id the run
+     * @param position the first byte to read, 0-based
+     * @param dst the buffer to fill
+     * @param off where in {@code dst} to start
+     * @param len how many bytes to read at most
+     * @return what the delegate's store returned (bytes read, or -1 at the end of the run)
+     */
+    protected int readRun(LogId log, RunId id, long position, byte[] dst, int off, int len) {
+        return intercept(SpiOperation.RUN_READ, log, () -> delegate.runs().read(log, id, position, dst, off, len));
+    }
+
+    /**
+     * {@link RunStore#delete}, intercepted as {@link SpiOperation#RUN_DELETE}.
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}
+     * @param id the run
+     */
+    protected void deleteRun(LogId log, Fence fence, RunId id) {
+        interceptVoid(SpiOperation.RUN_DELETE, log, () -> delegate.runs().delete(log, fence, id));
+    }
+
+    /**
+     * {@link RunStore#list}, intercepted as {@link SpiOperation#RUN_LIST}.
+     *
+     * @param log the log
+     * @return what the delegate's store returned
+     */
+    protected List<RunInfo> listRuns(LogId log) {
+        return intercept(SpiOperation.RUN_LIST, log, () -> delegate.runs().list(log));
+    }
+
+    /** The view {@link #runs()} returns: routes each call to the overridable methods above; limits are local. */
+    private final class InterceptedRuns implements RunStore {
+
+        @Override
+        public RunInfo write(LogId log, Fence fence, RunId id, InputStream data, long length) {
+            return writeRun(log, fence, id, data, length);
+        }
+
+        @Override
+        public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
+            return readRun(log, id, position, dst, off, len);
+        }
+
+        @Override
+        public void delete(LogId log, Fence fence, RunId id) {
+            deleteRun(log, fence, id);
+        }
+
+        @Override
+        public List<RunInfo> list(LogId log) {
+            return listRuns(log);
+        }
+
+        @Override
+        public RunLimits limits() {
+            return delegate.runs().limits();
+        }
     }
 
     /** The view {@link #checkpoints()} returns: routes each call to the overridable methods above. */

@@ -3,6 +3,8 @@ package dev.lattice.testkit;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
@@ -63,6 +65,14 @@ class ForwardingProviderTest {
         p.checkpoints().latest(log);
         assertThat(readFully(p.checkpoints().open(log, info))).hasSize(10);
         p.checkpoints().deleteBefore(log, 0);
+        RunStore runs = p.runs();
+        assertThat(p.runs()).isSameAs(runs);
+        runs.limits();
+        RunId run = new RunId("r1");
+        runs.write(log, f, run, new ByteArrayInputStream(new byte[20]), 20);
+        assertThat(runs.read(log, run, 0, new byte[32], 0, 32)).isEqualTo(20);
+        assertThat(runs.list(log)).hasSize(1);
+        runs.delete(log, f, run);
         p.logs("t");
         p.trees();
         try {
@@ -77,7 +87,8 @@ class ForwardingProviderTest {
         assertThat(p.seen).containsExactly("CLAIM" + at, "RECONCILE" + at, "STAGE" + at, "COMMIT" + at,
                 "STAGE" + at, "ABORT" + at, "CHECK_FENCE" + at, "READ" + at, "STATE" + at, "TRIM" + at,
                 "CHECKPOINT_PUBLISH" + at, "CHECKPOINT_LATEST" + at, "CHECKPOINT_OPEN" + at,
-                "CHECKPOINT_DELETE_BEFORE" + at, "LOGS@null", "TREES@null", "REPAIR" + at);
+                "CHECKPOINT_DELETE_BEFORE" + at, "RUN_WRITE" + at, "RUN_READ" + at, "RUN_LIST" + at,
+                "RUN_DELETE" + at, "LOGS@null", "TREES@null", "REPAIR" + at);
         Set<SpiOperation> covered = EnumSet.noneOf(SpiOperation.class);
         for (String e : p.seen) {
             covered.add(SpiOperation.valueOf(e.substring(0, e.indexOf('@'))));
@@ -85,6 +96,40 @@ class ForwardingProviderTest {
         assertThat(covered).as("every operation is intercepted somewhere").containsExactlyInAnyOrder(
                 SpiOperation.values());
         assertThat(p.checkpoints()).isSameAs(p.checkpoints());
+    }
+
+    @Test
+    void faultsAndCountsApplyToRunStoreCalls() {
+        FaultInjectingProvider faulty = new FaultInjectingProvider(InMemoryWalStorageProvider.fresh());
+        CountingProvider p = new CountingProvider(faulty);
+        Fence f = p.claim(log);
+        RunId run = new RunId("r2");
+        faulty.inject(FaultInjectingProvider.FaultRule.failAfter(SpiOperation.RUN_WRITE));
+        assertThatThrownBy(() -> p.runs().write(log, f, run, new ByteArrayInputStream(new byte[8]), 8))
+                .isInstanceOf(InjectedFaultException.class);
+        assertThat(p.runs().list(log)).as("the write landed, its response was lost").hasSize(1);
+        faulty.inject(FaultInjectingProvider.FaultRule.failBefore(SpiOperation.RUN_DELETE));
+        assertThatThrownBy(() -> p.runs().delete(log, f, run)).isInstanceOf(InjectedFaultException.class);
+        assertThat(p.runs().list(log)).as("the delete never reached the store").hasSize(1);
+        assertThat(p.snapshot().calls(SpiOperation.RUN_WRITE)).isEqualTo(1);
+        assertThat(p.snapshot().failures(SpiOperation.RUN_WRITE)).isEqualTo(1);
+        assertThat(p.snapshot().calls(SpiOperation.RUN_LIST)).isEqualTo(2);
+        assertThat(p.snapshot().failures(SpiOperation.RUN_DELETE)).isEqualTo(1);
+        assertThat(SpiOperation.RUN_WRITE.isWrite()).isTrue();
+        assertThat(SpiOperation.RUN_READ.isWrite()).isFalse();
+    }
+
+    @Test
+    void runsIsRefusedWhenTheDelegateHasNoRunStore() {
+        WalStorageProvider noRuns = new ForwardingProvider(InMemoryWalStorageProvider.fresh()) {
+            @Override
+            public RunStore runs() {
+                throw new UnsupportedOperationException("no run store here");
+            }
+        };
+        ForwardingProvider p = new InFlightTrackingProvider(noRuns);
+        assertThatThrownBy(p::runs).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessage("no run store here");
     }
 
     @Test
