@@ -87,12 +87,39 @@ public final class Main {
         return code;
     }
 
-    /** @return the configured picocli command line (for tests that check parsing without running) */
-    static CommandLine commandLine() {
+    /**
+     * The class of {@code lattice bench}, in the benchmarks module ({@code lattice-benchmarks}). The CLI does not
+     * depend on that module (it would bring the benchmarks' libraries into the product): the command is added when
+     * the class is on the class path (the {@code ./lattice} launcher puts it there for {@code lattice bench ...}),
+     * otherwise {@link BenchMissingCommand} stands in for it.
+     */
+    public static final String BENCH_COMMAND_CLASS = "dev.lattice.bench.cli.BenchCommand";
+
+    /**
+     * The configured picocli command line (also for tests that check parsing without running).
+     *
+     * @return a new command line with every subcommand, {@code bench} included (see {@link #BENCH_COMMAND_CLASS})
+     */
+    public static CommandLine commandLine() {
         CommandLine cmd = new CommandLine(new LatticeCommand());
+        cmd.addSubcommand("bench", benchCommand());
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
         cmd.setUsageHelpWidth(110);
         return cmd;
+    }
+
+    private static Object benchCommand() {
+        Class<?> c;
+        try {
+            c = Class.forName(BENCH_COMMAND_CLASS, true, Main.class.getClassLoader());
+        } catch (ClassNotFoundException absent) {
+            return new BenchMissingCommand();
+        }
+        try {
+            return c.getConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot create " + BENCH_COMMAND_CLASS + ": " + e, e);
+        }
     }
 
     /** A one-line description of an unexpected failure: type and message, with the root cause's when different. */

@@ -24,10 +24,10 @@ import java.util.stream.Stream;
  * </ul>
  * Not thread-safe.
  */
-final class ScratchLocation {
+public final class ScratchLocation {
 
     /** Name of the marker file in a scratch area directory. */
-    static final String MARKER = "LATTICE-SCRATCH-AREA";
+    public static final String MARKER = "LATTICE-SCRATCH-AREA";
 
     private final String uri;
     private final Path areaDir;
@@ -52,7 +52,7 @@ final class ScratchLocation {
      * @param runId a run identifier used in tree names where no separate storage can be derived
      * @return the location
      */
-    static ScratchLocation derive(String baseUri, String area, String name, String runId) {
+    public static ScratchLocation derive(String baseUri, String area, String name, String runId) {
         URI u = URI.create(baseUri);
         String scheme = u.getScheme().toLowerCase(Locale.ROOT);
         String ssp = u.getRawSchemeSpecificPart();
@@ -78,7 +78,7 @@ final class ScratchLocation {
     }
 
     /** @return the provider URI of this location */
-    String uri() {
+    public String uri() {
         return uri;
     }
 
@@ -86,17 +86,17 @@ final class ScratchLocation {
      * @param tree the tree's base name
      * @return the tree name to use here (prefixed with the run where storage is shared)
      */
-    String tree(String tree) {
+    public String tree(String tree) {
         return treePrefix + tree;
     }
 
     /** @return the local directory of the location, or null when it has none (memory, remote schemes) */
-    Path directory() {
+    public Path directory() {
         return dir;
     }
 
     /** @return a description of where the data is, for the output */
-    String where() {
+    public String where() {
         return dir != null ? uri + " (directory " + dir.toAbsolutePath().normalize() + ")" : uri;
     }
 
@@ -107,7 +107,7 @@ final class ScratchLocation {
      * @throws CliException if the scratch area directory exists but lacks the marker (it is not ours)
      * @throws UncheckedIOException if the directory cannot be deleted or created
      */
-    void prepare() {
+    public void prepare() {
         wipe();
         if (areaDir != null) {
             try {
@@ -128,7 +128,7 @@ final class ScratchLocation {
      * @throws CliException if the scratch area directory exists but lacks the marker
      * @throws UncheckedIOException if the directory cannot be deleted
      */
-    void wipe() {
+    public void wipe() {
         if (memoryName != null) {
             InMemoryStorage.dropNamed(memoryName);
         }

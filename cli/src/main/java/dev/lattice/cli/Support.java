@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /** Opening providers and lattices for the subcommands, turning bad URIs into one-line usage errors. */
-final class Support {
+public final class Support {
 
     private Support() {
     }
@@ -23,7 +23,7 @@ final class Support {
      * @return the parsed URI
      * @throws CliException (usage) naming what is wrong; for an unknown scheme the message lists the schemes found
      */
-    static URI checkUri(String uri) {
+    public static URI checkUri(String uri) {
         URI parsed;
         try {
             parsed = Providers.parse(uri);
@@ -46,7 +46,7 @@ final class Support {
      * @throws CliException (usage) for a bad URI, unknown scheme or bad option
      * @throws dev.lattice.spi.WalStorageException if the provider fails to open
      */
-    static WalStorageProvider openProvider(String uri) {
+    public static WalStorageProvider openProvider(String uri) {
         URI parsed = checkUri(uri);
         try {
             return Providers.open(parsed, Map.of());
@@ -156,7 +156,7 @@ final class Support {
      * @param uri the URI as given
      * @return the URI with secret option values hidden
      */
-    static String redact(String uri) {
+    public static String redact(String uri) {
         return uri == null ? null : SECRET_OPTION.matcher(uri).replaceAll("$1***");
     }
 

@@ -8,7 +8,7 @@ import java.util.List;
  * A small table for terminal output: aligned plain text (numbers right-aligned) or a Markdown table. Not
  * thread-safe.
  */
-final class Table {
+public final class Table {
 
     private final String[] headers;
     private final boolean[] rightAligned;
@@ -18,7 +18,7 @@ final class Table {
      * @param headers the column headers; a header starting with {@code >} marks a right-aligned (numeric) column,
      *     the marker is not printed
      */
-    Table(String... headers) {
+    public Table(String... headers) {
         this.headers = new String[headers.length];
         this.rightAligned = new boolean[headers.length];
         for (int i = 0; i < headers.length; i++) {
@@ -32,7 +32,7 @@ final class Table {
      * @return this
      * @throws IllegalArgumentException if the number of cells differs from the number of columns
      */
-    Table row(Object... cells) {
+    public Table row(Object... cells) {
         if (cells.length != headers.length) {
             throw new IllegalArgumentException("row has " + cells.length + " cells, table has " + headers.length
                     + " columns");
@@ -42,12 +42,12 @@ final class Table {
     }
 
     /** @return true when no row was added */
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return rows.isEmpty();
     }
 
     /** @return aligned plain text, a header line, a rule, then the rows; lines end with {@code \n} */
-    String render() {
+    public String render() {
         int[] w = new int[headers.length];
         for (int i = 0; i < headers.length; i++) {
             w[i] = headers[i].length();
@@ -69,7 +69,7 @@ final class Table {
     }
 
     /** @return a GitHub-flavoured Markdown table; lines end with {@code \n} */
-    String markdown() {
+    public String markdown() {
         StringBuilder sb = new StringBuilder("|");
         for (String h : headers) {
             sb.append(' ').append(escape(h)).append(" |");

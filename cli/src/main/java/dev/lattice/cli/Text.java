@@ -8,7 +8,7 @@ import java.util.HexFormat;
 import java.util.Locale;
 
 /** Formatting of numbers, sizes, durations and values for the CLI's output. Stateless, thread-safe. */
-final class Text {
+public final class Text {
 
     private static final HexFormat HEX = HexFormat.of();
 
@@ -16,12 +16,12 @@ final class Text {
     }
 
     /** @return {@code n} with thousands separators, e.g. {@code 12,345} */
-    static String count(long n) {
+    public static String count(long n) {
         return String.format(Locale.ROOT, "%,d", n);
     }
 
     /** @return bytes in B, KiB, MiB or GiB with one decimal, or {@code n/a} for a negative (unknown) size */
-    static String bytes(long b) {
+    public static String bytes(long b) {
         if (b < 0) {
             return "n/a";
         }
@@ -39,7 +39,7 @@ final class Text {
     }
 
     /** @return nanoseconds as milliseconds with a precision that suits the size, e.g. {@code 0.042 ms}, {@code 12 ms} */
-    static String millis(long nanos) {
+    public static String millis(long nanos) {
         double ms = nanos / 1e6;
         if (ms < 1) {
             return String.format(Locale.ROOT, "%.3f ms", ms);
@@ -51,12 +51,12 @@ final class Text {
     }
 
     /** @return nanoseconds as seconds with one decimal, e.g. {@code 12.3 s} */
-    static String seconds(long nanos) {
+    public static String seconds(long nanos) {
         return String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
     }
 
     /** @return a ratio with three significant decimals, or {@code n/a} when the divisor is 0 */
-    static String ratio(double numerator, double divisor) {
+    public static String ratio(double numerator, double divisor) {
         if (divisor == 0) {
             return "n/a";
         }
@@ -65,7 +65,7 @@ final class Text {
     }
 
     /** @return a rate per second, e.g. {@code 12,345/s} */
-    static String rate(long count, long nanos) {
+    public static String rate(long count, long nanos) {
         return nanos <= 0 ? "n/a" : String.format(Locale.ROOT, "%,.0f/s", count * 1e9 / nanos);
     }
 

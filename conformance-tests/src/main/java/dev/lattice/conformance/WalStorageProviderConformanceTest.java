@@ -1,7 +1,7 @@
 package dev.lattice.conformance;
 
-import dev.lattice.conformance.FaultInjectingProvider.FaultRule;
-import dev.lattice.conformance.FaultInjectingProvider.Timing;
+import dev.lattice.testkit.FaultInjectingProvider.FaultRule;
+import dev.lattice.testkit.FaultInjectingProvider.Timing;
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.BatchTooLargeException;
 import dev.lattice.spi.CheckpointInfo;
@@ -23,6 +23,10 @@ import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
+import dev.lattice.testkit.FaultInjectingProvider;
+import dev.lattice.testkit.InjectedFaultException;
+import dev.lattice.testkit.LimitEnforcingProvider;
+import dev.lattice.testkit.SpiOperation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;

@@ -3,6 +3,9 @@ package dev.lattice.conformance;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryStorage;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
+import dev.lattice.testkit.FaultInjectingProvider;
+import dev.lattice.testkit.CountingProvider;
+import dev.lattice.testkit.LimitEnforcingProvider;
 
 /**
  * Runs the whole conformance suite through the three decorators stacked over the in-memory provider (counting, then

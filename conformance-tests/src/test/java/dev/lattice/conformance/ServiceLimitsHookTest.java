@@ -1,6 +1,7 @@
 package dev.lattice.conformance;
 
 import dev.lattice.spi.ProviderLimits;
+import dev.lattice.testkit.LimitEnforcingProvider;
 
 import java.util.Optional;
 

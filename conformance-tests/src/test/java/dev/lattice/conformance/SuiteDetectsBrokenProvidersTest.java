@@ -17,6 +17,7 @@ import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
+import dev.lattice.testkit.ForwardingProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;

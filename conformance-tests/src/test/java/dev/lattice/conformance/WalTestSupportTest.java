@@ -7,6 +7,7 @@ import dev.lattice.spi.LogId;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
+import dev.lattice.testkit.ForwardingProvider;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

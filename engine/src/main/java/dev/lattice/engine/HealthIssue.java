@@ -34,6 +34,9 @@ public record HealthIssue(LogId log, Kind kind, String detail) {
     }
 
     /**
+     * @param log the log
+     * @param kind what is wrong
+     * @param detail a sentence for an operator: what happened, the limit or the call involved
      * @throws NullPointerException if an argument is null
      */
     public HealthIssue {

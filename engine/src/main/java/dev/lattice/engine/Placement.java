@@ -16,6 +16,9 @@ import java.util.Objects;
 public record Placement(String tree, long version, List<String> keys) {
 
     /**
+     * @param tree the tree name
+     * @param version the placement's version, 1 at creation
+     * @param keys provider key of partition {@code p} at index {@code p}; as many entries as partitions
      * @throws NullPointerException if a component or key is null
      * @throws IllegalArgumentException if {@code keys} is empty or the version is below 1
      */

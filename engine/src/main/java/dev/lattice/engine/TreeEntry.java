@@ -12,6 +12,9 @@ import java.util.Objects;
 public record TreeEntry(String key, byte[] value, long version) {
 
     /**
+     * @param key the key
+     * @param value the value bytes (shared with the engine's state: do not modify)
+     * @param version the version of the mutation that wrote it, {@code >= 1}
      * @throws NullPointerException if {@code key} or {@code value} is null
      */
     public TreeEntry {

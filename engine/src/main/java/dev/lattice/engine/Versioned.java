@@ -13,6 +13,8 @@ import java.util.Objects;
 public record Versioned(byte[] value, long version) {
 
     /**
+     * @param value the value bytes (the caller must not modify them; they are shared with the engine's state)
+     * @param version the version, {@code >= 1}
      * @throws NullPointerException if {@code value} is null
      */
     public Versioned {

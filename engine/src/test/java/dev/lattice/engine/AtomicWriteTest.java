@@ -380,7 +380,7 @@ class AtomicWriteTest {
     @Test
     void aWriteCutOffBeforeItsDecisionIsAbortedAtTheNextOpen() throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
-        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+        dev.lattice.testkit.FaultInjectingProvider faulty = new dev.lattice.testkit.FaultInjectingProvider(
                 new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
         Lattice old = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(4).maxRetries(0)
                 .checkpointEveryEntries(1).build());
@@ -395,8 +395,8 @@ class AtomicWriteTest {
             }
         }
         // the coordinator's first stage (its prepare) passes, the second (the decision) hangs for 3 s, then fails
-        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
-                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
+        var hang = faulty.inject(dev.lattice.testkit.FaultInjectingProvider.FaultRule.timeoutBefore(
+                dev.lattice.testkit.SpiOperation.STAGE, Duration.ofSeconds(3))
                 .onLog(new dev.lattice.spi.LogId("cut", 0)).afterSkipping(1));
         java.util.concurrent.CompletableFuture<AtomicResult> pending = t.atomic().put(ks.get(0), b("x"))
                 .put(ks.get(1), b("x")).put(ks.get(2), b("x")).put(ks.get(3), b("x")).commitAsync();
@@ -433,14 +433,14 @@ class AtomicWriteTest {
     @Test
     void aLeftoverIsResolvedFromTheCoordinatorInAnotherTree() throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
-        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+        dev.lattice.testkit.FaultInjectingProvider faulty = new dev.lattice.testkit.FaultInjectingProvider(
                 new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
         Lattice old = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(1).maxRetries(0).build());
         Tree a = old.tree("alpha");
         Tree z = old.tree("zulu");
         // zulu/0's first stage (the prepare) passes; the second (the resolve) hangs, so zulu keeps a prepared part
-        var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
-                dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(3))
+        var hang = faulty.inject(dev.lattice.testkit.FaultInjectingProvider.FaultRule.timeoutBefore(
+                dev.lattice.testkit.SpiOperation.STAGE, Duration.ofSeconds(3))
                 .onLog(new dev.lattice.spi.LogId("zulu", 0)).afterSkipping(1));
         AtomicResult r = old.atomic().put(a, "a1", b("v")).put(z, "z1", b("v")).put(z, "z2", b("v")).commit();
         assertThat(r.logs()).isEqualTo(2);
@@ -472,7 +472,7 @@ class AtomicWriteTest {
     @Test
     void writesOnLockedKeysWaitAndTimeOutCleanly() throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
-        dev.lattice.conformance.FaultInjectingProvider faulty = new dev.lattice.conformance.FaultInjectingProvider(
+        dev.lattice.testkit.FaultInjectingProvider faulty = new dev.lattice.testkit.FaultInjectingProvider(
                 new dev.lattice.spi.memory.InMemoryWalStorageProvider(storage));
         try (Lattice l = Lattice.open(LatticeConfig.builder().provider(faulty, true).partitions(4).maxRetries(0)
                 .admissionTimeout(Duration.ofMillis(300)).build())) {
@@ -485,8 +485,8 @@ class AtomicWriteTest {
                 }
             }
             int coordinator = Math.min(TreeImpl.partitionOf(ks.get(0), 4), TreeImpl.partitionOf(ks.get(1), 4));
-            var hang = faulty.inject(dev.lattice.conformance.FaultInjectingProvider.FaultRule.timeoutBefore(
-                    dev.lattice.conformance.SpiOperation.STAGE, Duration.ofSeconds(2))
+            var hang = faulty.inject(dev.lattice.testkit.FaultInjectingProvider.FaultRule.timeoutBefore(
+                    dev.lattice.testkit.SpiOperation.STAGE, Duration.ofSeconds(2))
                     .onLog(new dev.lattice.spi.LogId("locks", coordinator)).afterSkipping(1));
             java.util.concurrent.CompletableFuture<AtomicResult> held = t.atomic().put(ks.get(0), b("held"))
                     .put(ks.get(1), b("held")).commitAsync();

@@ -1,9 +1,9 @@
 package dev.lattice.engine;
 
-import dev.lattice.conformance.CountingProvider;
-import dev.lattice.conformance.FaultInjectingProvider;
-import dev.lattice.conformance.ForwardingProvider;
-import dev.lattice.conformance.SpiOperation;
+import dev.lattice.testkit.CountingProvider;
+import dev.lattice.testkit.FaultInjectingProvider;
+import dev.lattice.testkit.ForwardingProvider;
+import dev.lattice.testkit.SpiOperation;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;

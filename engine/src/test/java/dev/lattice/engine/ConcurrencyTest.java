@@ -1,6 +1,6 @@
 package dev.lattice.engine;
 
-import dev.lattice.conformance.FaultInjectingProvider;
+import dev.lattice.testkit.FaultInjectingProvider;
 import dev.lattice.spi.memory.InMemoryStorage;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
 import org.junit.jupiter.api.Test;

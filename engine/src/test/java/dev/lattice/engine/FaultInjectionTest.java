@@ -1,8 +1,8 @@
 package dev.lattice.engine;
 
-import dev.lattice.conformance.FaultInjectingProvider;
-import dev.lattice.conformance.FaultInjectingProvider.FaultRule;
-import dev.lattice.conformance.SpiOperation;
+import dev.lattice.testkit.FaultInjectingProvider;
+import dev.lattice.testkit.FaultInjectingProvider.FaultRule;
+import dev.lattice.testkit.SpiOperation;
 import dev.lattice.spi.FencedException;
 import dev.lattice.spi.memory.InMemoryStorage;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;

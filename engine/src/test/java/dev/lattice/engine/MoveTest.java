@@ -1,8 +1,8 @@
 package dev.lattice.engine;
 
-import dev.lattice.conformance.FaultInjectingProvider;
-import dev.lattice.conformance.FaultInjectingProvider.FaultRule;
-import dev.lattice.conformance.SpiOperation;
+import dev.lattice.testkit.FaultInjectingProvider;
+import dev.lattice.testkit.FaultInjectingProvider.FaultRule;
+import dev.lattice.testkit.SpiOperation;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.LogState;
 import dev.lattice.spi.Providers;

@@ -83,7 +83,7 @@ class ReplayAndCheckpointTest {
     void replayCostModelDrivesCheckpoints() {
         InMemoryStorage storage = new InMemoryStorage();
         dev.lattice.spi.WalStorageProvider slowToReplay =
-                new dev.lattice.conformance.ForwardingProvider(new InMemoryWalStorageProvider(storage)) {
+                new dev.lattice.testkit.ForwardingProvider(new InMemoryWalStorageProvider(storage)) {
                     @Override
                     public dev.lattice.spi.ProviderDescriptor describe() {
                         var d = delegate.describe();

@@ -1,8 +1,8 @@
 package dev.lattice.engine;
 
-import dev.lattice.conformance.CountingProvider;
-import dev.lattice.conformance.LimitEnforcingProvider;
-import dev.lattice.conformance.SpiOperation;
+import dev.lattice.testkit.CountingProvider;
+import dev.lattice.testkit.LimitEnforcingProvider;
+import dev.lattice.testkit.SpiOperation;
 import dev.lattice.spi.memory.InMemoryStorage;
 import dev.lattice.spi.memory.InMemoryWalStorageProvider;
 import org.junit.jupiter.api.Test;

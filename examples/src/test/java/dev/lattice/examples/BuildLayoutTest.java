@@ -66,7 +66,7 @@ class BuildLayoutTest {
                 bom.substring(bom.indexOf("<dependencyManagement>"))));
         String managed = bom.substring(bom.indexOf("<dependencyManagement>"), bom.indexOf("</dependencyManagement>"));
         assertThat(all(Pattern.compile("<groupId>([^<]+)</groupId>"), managed)).containsOnly("dev.lattice");
-        assertThat(inBom).isEqualTo(shipped).contains("lattice-engine", "lattice-spi", "lattice-conformance",
+        assertThat(inBom).isEqualTo(shipped).contains("lattice-engine", "lattice-spi", "lattice-conformance", "lattice-testkit",
                 "lattice-spring-boot-starter").doesNotContain("lattice-test-backends", "lattice-examples");
     }
 }

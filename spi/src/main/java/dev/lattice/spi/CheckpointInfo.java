@@ -15,6 +15,10 @@ public record CheckpointInfo(long throughOffset, int formatVersion, long sizeByt
     /**
      * Creates the description.
      *
+     * @param throughOffset the snapshot includes every entry at or below this offset (inclusive); {@code >= -1}
+     * @param formatVersion the engine's snapshot format version, opaque to the provider, {@code >= 0}
+     * @param sizeBytes the stream's length, in bytes
+     * @param epoch the epoch of the fence that published it
      * @throws IllegalArgumentException if {@code throughOffset < -1}, {@code formatVersion < 0},
      *     {@code sizeBytes < 0} or {@code epoch < 1}
      */

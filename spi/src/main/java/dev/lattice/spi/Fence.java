@@ -18,6 +18,8 @@ public record Fence(LogId log, long epoch) {
     /**
      * Creates a fence.
      *
+     * @param log the log the fence was claimed on
+     * @param epoch the epoch, at least 1; each claim returns a strictly higher epoch than any before it on that log
      * @throws NullPointerException if {@code log} is null
      * @throws IllegalArgumentException if {@code epoch < 1}
      */

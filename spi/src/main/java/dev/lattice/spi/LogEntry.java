@@ -16,6 +16,8 @@ public record LogEntry(long offset, byte[] payload) {
     /**
      * Creates an entry.
      *
+     * @param offset the entry's offset, {@code >= 0}
+     * @param payload the entry's bytes, exactly as appended
      * @throws NullPointerException if {@code payload} is null
      * @throws IllegalArgumentException if {@code offset < 0}
      */

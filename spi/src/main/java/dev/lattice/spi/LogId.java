@@ -27,6 +27,8 @@ public record LogId(String tree, int partition) implements Comparable<LogId> {
     /**
      * Creates a log id.
      *
+     * @param tree the tree name
+     * @param partition the partition number, 0-based
      * @throws NullPointerException if {@code tree} is null
      * @throws IllegalArgumentException if the tree name is empty, too long or has other characters than
      *     {@code [A-Za-z0-9._-]}, or the partition is outside {@code 0..MAX_PARTITION}

@@ -21,6 +21,12 @@ public record ProviderDescriptor(String name, String version, ProviderLimits lim
     /**
      * Creates a descriptor.
      *
+     * @param name a short human-readable name, e.g. {@code "chronicle"}
+     * @param version the provider implementation's version
+     * @param limits the provider's real limits
+     * @param durability what a committed entry survives with the provider's current configuration
+     * @param features the optional behaviours it implements
+     * @param replayCost the provider's replay cost estimate ({@link ReplayCostModel#UNKNOWN} when it gives none)
      * @throws NullPointerException if any component is null
      */
     public ProviderDescriptor {

@@ -18,6 +18,12 @@ public record ProviderLimits(int maxEntryBytes, long maxBatchBytes, int maxEntri
     /**
      * Creates limits.
      *
+     * @param maxEntryBytes largest payload of one entry, in bytes, inclusive
+     * @param maxBatchBytes largest sum of payload lengths of one batch, in bytes, inclusive; at least {@code
+     *     maxEntryBytes}
+     * @param maxEntriesPerBatch most entries in one batch, inclusive
+     * @param maxCheckpointBytes largest checkpoint stream, in bytes, inclusive ({@link Long#MAX_VALUE} when
+     *     unbounded)
      * @throws IllegalArgumentException if a limit is not positive or {@code maxBatchBytes < maxEntryBytes}
      */
     public ProviderLimits {

@@ -18,6 +18,9 @@ public record ReadPage(List<LogEntry> entries, long committedTail) {
     /**
      * Creates a page.
      *
+     * @param entries the entries, ascending and consecutive; empty when nothing committed lies after the bound
+     * @param committedTail the log's committed tail when the page was read ({@code -1} for a log that never had a
+     *     commit); the caller is at the end of the log once it has read through this offset
      * @throws NullPointerException if {@code entries} is null or holds a null
      */
     public ReadPage {

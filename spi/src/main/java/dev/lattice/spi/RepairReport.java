@@ -21,6 +21,13 @@ public record RepairReport(LogId log, long tailBefore, long tailAfter, long firs
     /**
      * Validates the report.
      *
+     * @param log the repaired log
+     * @param tailBefore the committed tail the log recorded before the repair ({@code -1} when none)
+     * @param tailAfter the committed tail after the repair: the last intact offset before the damage
+     * @param firstLostOffset the first offset removed, inclusive ({@code tailAfter + 1}); {@code -1} when nothing
+     *     was lost
+     * @param lastLostOffset the last offset removed, inclusive ({@code tailBefore}); {@code -1} when nothing was lost
+     * @param detail what was found at the damage (which record, which region failed), for the operator
      * @throws NullPointerException if {@code log} or {@code detail} is null
      */
     public RepairReport {

@@ -16,6 +16,8 @@ public record ReplayCostModel(double millisPerBatch, double millisPerMiB) {
     public static final ReplayCostModel UNKNOWN = new ReplayCostModel(0, 0);
 
     /**
+     * @param millisPerBatch estimated replay time per stored batch (block, row, item) of the log, in milliseconds
+     * @param millisPerMiB estimated replay time per MiB of payload, in milliseconds
      * @throws IllegalArgumentException if a figure is negative or not finite
      */
     public ReplayCostModel {

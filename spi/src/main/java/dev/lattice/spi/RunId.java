@@ -20,6 +20,7 @@ public record RunId(String value) implements Comparable<RunId> {
     /**
      * Creates a run id.
      *
+     * @param value the name
      * @throws NullPointerException if {@code value} is null
      * @throws IllegalArgumentException if it is empty, longer than {@value #MAX_LENGTH} characters or has a character
      *     outside {@code [A-Za-z0-9._-]}

@@ -19,6 +19,11 @@ public record StagedBatch(LogId log, long epoch, long firstOffset, long lastOffs
     /**
      * Creates a receipt.
      *
+     * @param log the log the batch was staged on
+     * @param epoch the epoch of the fence used to stage it
+     * @param firstOffset offset of the first entry (inclusive)
+     * @param lastOffset offset of the last entry (inclusive)
+     * @param batchId the batch id
      * @throws NullPointerException if {@code log} or {@code batchId} is null
      * @throws IllegalArgumentException if {@code firstOffset < 0} or {@code lastOffset < firstOffset}
      */

@@ -30,6 +30,10 @@ public record Manifest(long throughOffset, long lastVersion, List<RunRef> runs, 
         /**
          * Creates a reference.
          *
+         * @param id the run's id in the log's run store
+         * @param level its level, 0 for flushed memtables
+         * @param lengthBytes its length in bytes
+         * @param meta its statistics (key range, entries, versions)
          * @throws NullPointerException if {@code id} or {@code meta} is null
          * @throws IllegalArgumentException if {@code level} or {@code lengthBytes} is negative
          */
@@ -45,6 +49,10 @@ public record Manifest(long throughOffset, long lastVersion, List<RunRef> runs, 
     /**
      * Creates a manifest.
      *
+     * @param throughOffset the last log offset whose writes the runs hold; replay starts after it
+     * @param lastVersion the highest version given to a write so far (the clock restarts above it)
+     * @param runs the live runs, level 0 newest first, then deeper levels in key order
+     * @param engineState the engine's other state (e.g. the pending section of atomic writes), opaque here
      * @throws NullPointerException if {@code runs} or {@code engineState} is null
      */
     public Manifest {

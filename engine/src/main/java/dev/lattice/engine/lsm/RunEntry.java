@@ -17,6 +17,10 @@ public record RunEntry(String key, long version, boolean tombstone, byte[] value
     /**
      * Creates an entry.
      *
+     * @param key the key
+     * @param version the version the write was given (the engine's sequence), non-negative
+     * @param tombstone true for a delete; then {@code value} is empty
+     * @param value the value's bytes (not copied)
      * @throws NullPointerException if {@code key} or {@code value} is null
      * @throws IllegalArgumentException if {@code version} is negative or a tombstone carries bytes
      */

@@ -27,6 +27,10 @@ public record StageDecision<S extends StagedRange>(Kind kind, List<S> superseded
     /**
      * Creates a decision.
      *
+     * @param kind what the provider must do
+     * @param superseded staged batches of older epochs that overlap the new batch; the provider drops them (they can
+     *     never be committed: their fence is stale) before or while it stages the new one. Empty unless {@code kind}
+     *     is {@link Kind#STAGE}.
      * @throws NullPointerException if an argument is null
      */
     public StageDecision {

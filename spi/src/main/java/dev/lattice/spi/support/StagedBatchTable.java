@@ -46,6 +46,11 @@ public final class StagedBatchTable<T> {
         /**
          * Creates a record.
          *
+         * @param firstOffset first offset, inclusive
+         * @param lastOffset last offset, inclusive
+         * @param epoch the epoch it was staged under
+         * @param batchId its id
+         * @param payload what the provider keeps for it
          * @throws NullPointerException if {@code batchId} is null
          */
         public Staged {

@@ -1,6 +1,6 @@
 package dev.lattice.provider.azure.blob;
 
-import dev.lattice.conformance.LimitEnforcingProvider;
+import dev.lattice.testkit.LimitEnforcingProvider;
 import dev.lattice.conformance.ProviderUnderTest;
 import dev.lattice.conformance.WalStorageProviderConformanceTest;
 import dev.lattice.spi.ProviderLimits;

@@ -1,10 +1,11 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 /**
- * The provider SPI calls that reach the backend, as seen by the decorators in this package
- * ({@link FaultInjectingProvider}, {@link CountingProvider}). {@code describe}, {@code checkpoints} and
- * {@code close} are local and not listed; {@code append} is not listed because the decorators run the SPI's default
- * {@code append}, which is {@link #STAGE} then {@link #COMMIT} (and {@link #ABORT} when the commit fails).
+ * The provider SPI calls that reach the backend: what a {@link ForwardingProvider} passes to its interception point,
+ * and what {@link FaultInjectingProvider} faults and {@link CountingProvider} counts. {@code describe},
+ * {@code checkpoints} and {@code close} are local and not listed; {@code append} is not listed because the decorators
+ * run the SPI's default {@code append}, which is {@link #STAGE} then {@link #COMMIT} (and {@link #ABORT} when the
+ * commit fails). {@code runs} and the run store's {@code limits} are local too.
  */
 public enum SpiOperation {
     /** {@link dev.lattice.spi.WalStorageProvider#claim}. */
@@ -38,16 +39,26 @@ public enum SpiOperation {
     /** {@link dev.lattice.spi.WalStorageProvider#checkFence}. */
     CHECK_FENCE,
     /** {@link dev.lattice.spi.WalStorageProvider#repair}. */
-    REPAIR;
+    REPAIR,
+    /** {@link dev.lattice.spi.RunStore#write}. */
+    RUN_WRITE,
+    /** {@link dev.lattice.spi.RunStore#read}. */
+    RUN_READ,
+    /** {@link dev.lattice.spi.RunStore#delete}. */
+    RUN_DELETE,
+    /** {@link dev.lattice.spi.RunStore#list}. */
+    RUN_LIST;
 
     /**
      * Whether the call changes the log (so a lost response leaves its outcome unknown).
      *
-     * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete, repair
+     * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete, repair, run
+     *     write and delete
      */
     public boolean isWrite() {
         return switch (this) {
-            case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE, REPAIR -> true;
+            case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE, REPAIR,
+                 RUN_WRITE, RUN_DELETE -> true;
             default -> false;
         };
     }

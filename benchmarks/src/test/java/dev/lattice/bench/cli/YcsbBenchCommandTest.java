@@ -1,5 +1,7 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.cli.Main;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

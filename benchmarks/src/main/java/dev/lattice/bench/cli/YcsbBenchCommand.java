@@ -1,5 +1,11 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.cli.CliException;
+import dev.lattice.cli.CommonOptions;
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.cli.ScratchLocation;
+import dev.lattice.cli.Support;
+import dev.lattice.cli.Text;
 import dev.lattice.bench.ycsb.LatticeYcsbClient;
 import dev.lattice.bench.ycsb.YcsbRunner;
 import dev.lattice.engine.Lattice;

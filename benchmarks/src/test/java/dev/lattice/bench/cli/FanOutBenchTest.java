@@ -1,5 +1,7 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.testkit.ThrottledProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,8 +33,8 @@ class FanOutBenchTest {
             var f = t.claim(log);
             t.append(log, f, dev.lattice.spi.EncodedBatch.of(0, java.util.List.of(new byte[10], new byte[5])));
             t.read(log, -1, 10, 1000);
-            assertThat(t.requestCount.sum()).isEqualTo(3); // stage, commit, read
-            assertThat(t.byteCount.sum()).isEqualTo(30); // 15 written, 15 read
+            assertThat(t.requestCount()).isEqualTo(3); // stage, commit, read
+            assertThat(t.byteCount()).isEqualTo(30); // 15 written, 15 read
         }
     }
 }

@@ -1,6 +1,12 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
-import dev.lattice.conformance.FaultInjectingProvider;
+import dev.lattice.cli.CliException;
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.cli.ScratchLocation;
+import dev.lattice.cli.Support;
+import dev.lattice.cli.Text;
+import dev.lattice.testkit.LatencyProvider;
+import dev.lattice.testkit.InFlightTrackingProvider;
 import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
 import dev.lattice.engine.LatticeStats;
@@ -30,7 +36,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * the same storage, open the tree) and record the replay figures; finally check that the reopened tree holds exactly
  * the N keys (count plus a sample of values).
  *
- * <p>Provider calls can be slowed by a fixed latency per call ({@link FaultInjectingProvider#setLatency}), which
+ * <p>Provider calls can be slowed by a fixed latency per call ({@link LatencyProvider}), which
  * models a remote store: coalescing is what keeps the calls per key low when writers wait on a slow round trip.
  * Used by one thread.
  */
@@ -295,9 +301,7 @@ final class ReplayBenchmark {
         if (s.latency().isZero()) {
             return p;
         }
-        FaultInjectingProvider f = new FaultInjectingProvider(p);
-        f.setLatency(s.latency());
-        return f;
+        return new LatencyProvider(p).setLatency(s.latency());
     }
 
     private void writeConcurrently(Tree t, int n) {

@@ -1,4 +1,4 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
@@ -14,9 +14,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import static dev.lattice.conformance.WalTestSupport.batch;
-import static dev.lattice.conformance.WalTestSupport.readAll;
-import static dev.lattice.conformance.WalTestSupport.readFully;
+import static dev.lattice.testkit.TestData.batch;
+import static dev.lattice.testkit.TestData.readAll;
+import static dev.lattice.testkit.TestData.readFully;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,26 +1,15 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
-import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.CheckpointStore;
-import dev.lattice.spi.EncodedBatch;
-import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
-import dev.lattice.spi.LogState;
-import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ProviderUnavailableException;
-import dev.lattice.spi.ReadPage;
-import dev.lattice.spi.ReconcileResult;
-import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -57,7 +46,7 @@ import java.util.function.Supplier;
  * <p>Thread-safe: rules may be injected and cancelled while other threads call the provider; the firing decision
  * is made under a lock, so with a fixed seed and a fixed call order the same calls fail.
  */
-public final class FaultInjectingProvider implements WalStorageProvider {
+public final class FaultInjectingProvider extends ForwardingProvider {
 
     /** When an injected fault strikes relative to the delegated call. */
     public enum Timing {
@@ -85,6 +74,13 @@ public final class FaultInjectingProvider implements WalStorageProvider {
         /**
          * Validates a rule.
          *
+         * @param operation the call to fault
+         * @param timing before or after delegating
+         * @param timeout how long to block before failing; {@link Duration#ZERO} fails at once
+         * @param times how many times the rule fires, {@code >= 1}, or {@code -1} for no limit
+         * @param skip how many matching calls to let through before the first firing, {@code >= 0}
+         * @param probability the chance that an eligible call fires, in {@code (0, 1]}
+         * @param log only calls addressing this log match, or null for any log
          * @throws NullPointerException if operation, timing or timeout is null
          * @throws IllegalArgumentException if a number is out of range or the timeout is negative
          */
@@ -253,19 +249,17 @@ public final class FaultInjectingProvider implements WalStorageProvider {
         }
     }
 
-    private final WalStorageProvider delegate;
-    private final CheckpointStore checkpoints;
     private final Object lock = new Object();
     private final Random random;
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final AtomicLong injected = new AtomicLong();
-    private volatile long minLatencyNanos;
-    private volatile long maxLatencyNanos;
+    private final Latency latency = new Latency();
 
     /**
      * Wraps a provider with no faults and no latency, with random seed 0.
      *
      * @param delegate the provider that does the work
+     * @throws NullPointerException if {@code delegate} is null
      */
     public FaultInjectingProvider(WalStorageProvider delegate) {
         this(delegate, 0);
@@ -279,14 +273,8 @@ public final class FaultInjectingProvider implements WalStorageProvider {
      * @throws NullPointerException if {@code delegate} is null
      */
     public FaultInjectingProvider(WalStorageProvider delegate, long seed) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
         this.random = new Random(seed);
-        this.checkpoints = new FaultyCheckpoints();
-    }
-
-    /** @return the wrapped provider */
-    public WalStorageProvider delegate() {
-        return delegate;
     }
 
     /**
@@ -332,22 +320,14 @@ public final class FaultInjectingProvider implements WalStorageProvider {
      * @throws IllegalArgumentException if negative or {@code max < min}
      */
     public void setLatency(Duration min, Duration max) {
-        if (min.isNegative() || max.compareTo(min) < 0) {
-            throw new IllegalArgumentException("need 0 <= min <= max, got " + min + ", " + max);
-        }
-        maxLatencyNanos = max.toNanos();
-        minLatencyNanos = min.toNanos();
+        latency.set(min, max);
     }
 
     private Fault decide(SpiOperation op, LogId log) {
-        long lo = minLatencyNanos;
-        long hi = maxLatencyNanos;
-        long delay = lo;
+        long delay;
         Fault hit = null;
         synchronized (lock) {
-            if (hi > lo) {
-                delay = lo + (long) (random.nextDouble() * (hi - lo + 1));
-            }
+            delay = latency.draw(random);
             for (Fault f : faults) {
                 if (f.fires(op, log)) {
                     hit = f;
@@ -355,26 +335,13 @@ public final class FaultInjectingProvider implements WalStorageProvider {
                 }
             }
         }
-        if (delay > 0) {
-            pause(delay, op, log);
-        }
+        Latency.pause(delay, op, log);
         return hit;
-    }
-
-    private static void pause(long nanos, SpiOperation op, LogId log) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ProviderUnavailableException(log, op + " interrupted while waiting", e);
-        }
     }
 
     private InjectedFaultException fail(Fault f, SpiOperation op, LogId log) {
         Duration t = f.rule().timeout();
-        if (!t.isZero()) {
-            pause(t.toNanos(), op, log);
-        }
+        Latency.pause(t.toNanos(), op, log);
         injected.incrementAndGet();
         String how = f.rule().timing() == Timing.BEFORE
                 ? "failed before reaching the provider (nothing happened)"
@@ -385,7 +352,15 @@ public final class FaultInjectingProvider implements WalStorageProvider {
         return new InjectedFaultException(log, op, f.rule().timing(), how);
     }
 
-    private <T> T call(SpiOperation op, LogId log, Supplier<T> body) {
+    /**
+     * Waits the latency, then fails the call if an armed rule fires on it ({@link Timing#BEFORE}: without running
+     * it; {@link Timing#AFTER}: after running it, closing its result if that is {@link AutoCloseable}), else runs it.
+     *
+     * @throws InjectedFaultException when a rule fires
+     * @throws ProviderUnavailableException if interrupted while waiting
+     */
+    @Override
+    protected <T> T intercept(SpiOperation op, LogId log, Supplier<T> body) {
         Fault f = decide(op, log);
         if (f != null && f.rule().timing() == Timing.BEFORE) {
             throw fail(f, op, log);
@@ -402,116 +377,5 @@ public final class FaultInjectingProvider implements WalStorageProvider {
             throw fail(f, op, log);
         }
         return result;
-    }
-
-    private void run(SpiOperation op, LogId log, Runnable body) {
-        call(op, log, () -> {
-            body.run();
-            return null;
-        });
-    }
-
-    /** Delegates without faults or latency. */
-    @Override
-    public ProviderDescriptor describe() {
-        return delegate.describe();
-    }
-
-    @Override
-    public Fence claim(LogId log) {
-        return call(SpiOperation.CLAIM, log, () -> delegate.claim(log));
-    }
-
-    @Override
-    public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
-        return call(SpiOperation.STAGE, log, () -> delegate.stage(log, fence, batch));
-    }
-
-    @Override
-    public void commit(LogId log, Fence fence, long throughOffset) {
-        run(SpiOperation.COMMIT, log, () -> delegate.commit(log, fence, throughOffset));
-    }
-
-    @Override
-    public void checkFence(LogId log, Fence fence) {
-        run(SpiOperation.CHECK_FENCE, log, () -> delegate.checkFence(log, fence));
-    }
-
-    @Override
-    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
-        return call(SpiOperation.REPAIR, log, () -> delegate.repair(log, fence));
-    }
-
-    @Override
-    public void abort(LogId log, Fence fence, StagedBatch staged) {
-        run(SpiOperation.ABORT, log, () -> delegate.abort(log, fence, staged));
-    }
-
-    @Override
-    public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
-        return call(SpiOperation.READ, log, () -> delegate.read(log, fromExclusive, maxEntries, maxBytes));
-    }
-
-    @Override
-    public LogState state(LogId log) {
-        return call(SpiOperation.STATE, log, () -> delegate.state(log));
-    }
-
-    @Override
-    public void trim(LogId log, Fence fence, long throughInclusive) {
-        run(SpiOperation.TRIM, log, () -> delegate.trim(log, fence, throughInclusive));
-    }
-
-    @Override
-    public ReconcileResult reconcile(LogId log, Fence fence) {
-        return call(SpiOperation.RECONCILE, log, () -> delegate.reconcile(log, fence));
-    }
-
-    /** @return a faulting view of the delegate's checkpoint store (same instance on every call) */
-    @Override
-    public CheckpointStore checkpoints() {
-        return checkpoints;
-    }
-
-    @Override
-    public List<LogId> logs(String tree) {
-        return call(SpiOperation.LOGS, null, () -> delegate.logs(tree));
-    }
-
-    @Override
-    public List<String> trees() {
-        return call(SpiOperation.TREES, null, delegate::trees);
-    }
-
-    /** Closes the delegate, without faults or latency. */
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    private final class FaultyCheckpoints implements CheckpointStore {
-
-        @Override
-        public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion,
-                                      InputStream data) {
-            return call(SpiOperation.CHECKPOINT_PUBLISH, log,
-                    () -> delegate.checkpoints().publish(log, fence, throughOffset, formatVersion, data));
-        }
-
-        @Override
-        public Optional<CheckpointInfo> latest(LogId log) {
-            return call(SpiOperation.CHECKPOINT_LATEST, log, () -> delegate.checkpoints().latest(log));
-        }
-
-        @Override
-        public InputStream open(LogId log, CheckpointInfo info) {
-            return call(SpiOperation.CHECKPOINT_OPEN, log, () -> delegate.checkpoints().open(log, info));
-        }
-
-        @Override
-        public void deleteBefore(LogId log, long throughOffsetExclusive) {
-            run(SpiOperation.CHECKPOINT_DELETE_BEFORE, log,
-                    () -> delegate.checkpoints().deleteBefore(log, throughOffsetExclusive));
-        }
     }
 }

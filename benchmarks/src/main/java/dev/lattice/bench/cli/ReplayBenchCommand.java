@@ -1,5 +1,12 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.cli.CliException;
+import dev.lattice.cli.CommonOptions;
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.cli.ScratchLocation;
+import dev.lattice.cli.Support;
+import dev.lattice.cli.Table;
+import dev.lattice.cli.Text;
 import dev.lattice.engine.LatticeConfig;
 import dev.lattice.engine.LatticeStats;
 import dev.lattice.spi.ProviderDescriptor;
@@ -60,7 +67,7 @@ public final class ReplayBenchCommand implements Callable<Integer> {
 
     @Option(names = "--latency-ms", paramLabel = "MS", defaultValue = "0",
             description = "Injected latency per provider call, in ms (fractions allowed), through "
-                    + "FaultInjectingProvider (default ${DEFAULT-VALUE}).")
+                    + "the test kit's LatencyProvider (default ${DEFAULT-VALUE}).")
     double latencyMs;
 
     @Option(names = "--checkpoint-every", paramLabel = "ENTRIES", split = ",", defaultValue = "0",

@@ -1,5 +1,6 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.testkit.ThrottledProvider;
 import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
 import dev.lattice.engine.LatticeShuttingDownException;
@@ -119,8 +120,8 @@ final class FanOutBenchmark {
             // warm-up: a quarter of the window, not counted
             Thread.sleep(s.duration().toMillis() / 4);
             for (int i = 0; i < n; i++) {
-                req0[i] = accounts.get(i).requestCount.sum();
-                bytes0[i] = accounts.get(i).byteCount.sum();
+                req0[i] = accounts.get(i).requestCount();
+                bytes0[i] = accounts.get(i).byteCount();
             }
             long keys0 = written.sum();
             startNanos = System.nanoTime();
@@ -130,8 +131,8 @@ final class FanOutBenchmark {
             long[] req1 = new long[n];
             long[] bytes1 = new long[n];
             for (int i = 0; i < n; i++) {
-                req1[i] = accounts.get(i).requestCount.sum();
-                bytes1[i] = accounts.get(i).byteCount.sum();
+                req1[i] = accounts.get(i).requestCount();
+                bytes1[i] = accounts.get(i).byteCount();
             }
             load = os.getSystemLoadAverage();
             stop.set(true);

@@ -1,4 +1,4 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 /**
  * Thrown by {@link LimitEnforcingProvider} when a call carries more than the real service allows, or when a

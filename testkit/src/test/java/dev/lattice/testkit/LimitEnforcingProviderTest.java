@@ -1,4 +1,4 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 import dev.lattice.spi.BatchId;
 import dev.lattice.spi.BatchTooLargeException;
@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
-import static dev.lattice.conformance.WalTestSupport.batch;
-import static dev.lattice.conformance.WalTestSupport.randomStream;
+import static dev.lattice.testkit.TestData.batch;
+import static dev.lattice.testkit.TestData.randomStream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

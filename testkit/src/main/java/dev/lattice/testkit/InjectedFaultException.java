@@ -1,4 +1,4 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.ProviderUnavailableException;

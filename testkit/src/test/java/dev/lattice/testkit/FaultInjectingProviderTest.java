@@ -1,8 +1,8 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
-import dev.lattice.conformance.FaultInjectingProvider.Fault;
-import dev.lattice.conformance.FaultInjectingProvider.FaultRule;
-import dev.lattice.conformance.FaultInjectingProvider.Timing;
+import dev.lattice.testkit.FaultInjectingProvider.Fault;
+import dev.lattice.testkit.FaultInjectingProvider.FaultRule;
+import dev.lattice.testkit.FaultInjectingProvider.Timing;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
@@ -22,7 +22,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static dev.lattice.conformance.WalTestSupport.batch;
+import static dev.lattice.testkit.TestData.batch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

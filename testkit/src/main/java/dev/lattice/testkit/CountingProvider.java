@@ -1,14 +1,10 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 import dev.lattice.spi.CheckpointInfo;
-import dev.lattice.spi.CheckpointStore;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
-import dev.lattice.spi.LogState;
-import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ReadPage;
-import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 
@@ -17,10 +13,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Collections;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -31,12 +24,12 @@ import java.util.function.Supplier;
  *
  * <p>{@code append} is the SPI's default running through this decorator, so it counts as one {@link SpiOperation#STAGE}
  * and one {@link SpiOperation#COMMIT} (plus an {@link SpiOperation#ABORT} when the commit fails). {@code describe},
- * {@code checkpoints} and {@code close} are not counted.
+ * {@code checkpoints} and {@code close} are not counted; every call of the checkpoint store it returns is.
  *
  * <p>Thread-safe and cheap: every counter is a {@link LongAdder}; {@link #snapshot()} reads them one by one, so a
  * snapshot taken while calls run may mix counts from just before and just after a call.
  */
-public final class CountingProvider implements WalStorageProvider {
+public final class CountingProvider extends ForwardingProvider {
 
     /**
      * An immutable snapshot of the counters.
@@ -54,7 +47,18 @@ public final class CountingProvider implements WalStorageProvider {
                          long payloadBytesWritten, long entriesRead, long payloadBytesRead,
                          long checkpointBytesWritten, long checkpointBytesRead) {
 
-        /** Copies the maps so the snapshot stays immutable. */
+        /**
+         * Copies the maps so the snapshot stays immutable.
+         *
+         * @param calls calls per operation (every operation present, zero when never called)
+         * @param failures calls per operation that threw
+         * @param entriesWritten entries in batches that {@code stage} accepted
+         * @param payloadBytesWritten payload bytes in batches that {@code stage} accepted
+         * @param entriesRead entries returned by {@code read}
+         * @param payloadBytesRead payload bytes returned by {@code read}
+         * @param checkpointBytesWritten bytes the provider consumed from {@code publish} streams
+         * @param checkpointBytesRead bytes read from streams returned by checkpoint {@code open}
+         */
         public Counts {
             calls = Collections.unmodifiableMap(new EnumMap<>(calls));
             failures = Collections.unmodifiableMap(new EnumMap<>(failures));
@@ -102,8 +106,6 @@ public final class CountingProvider implements WalStorageProvider {
         }
     }
 
-    private final WalStorageProvider delegate;
-    private final CheckpointStore checkpoints = new CountingCheckpoints();
     private final LongAdder[] calls = adders();
     private final LongAdder[] failures = adders();
     private final LongAdder entriesWritten = new LongAdder();
@@ -120,7 +122,7 @@ public final class CountingProvider implements WalStorageProvider {
      * @throws NullPointerException if {@code delegate} is null
      */
     public CountingProvider(WalStorageProvider delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
     }
 
     private static LongAdder[] adders() {
@@ -129,11 +131,6 @@ public final class CountingProvider implements WalStorageProvider {
             a[i] = new LongAdder();
         }
         return a;
-    }
-
-    /** @return the wrapped provider */
-    public WalStorageProvider delegate() {
-        return delegate;
     }
 
     /** @return the counters now */
@@ -162,7 +159,13 @@ public final class CountingProvider implements WalStorageProvider {
         checkpointBytesRead.reset();
     }
 
-    private <T> T count(SpiOperation op, Supplier<T> body) {
+    /**
+     * Counts the call, and counts it as a failure if it throws.
+     *
+     * @return the call's result
+     */
+    @Override
+    protected <T> T intercept(SpiOperation op, LogId log, Supplier<T> body) {
         calls[op.ordinal()].increment();
         try {
             return body.get();
@@ -172,94 +175,36 @@ public final class CountingProvider implements WalStorageProvider {
         }
     }
 
-    private void count(SpiOperation op, Runnable body) {
-        count(op, () -> {
-            body.run();
-            return null;
-        });
-    }
-
-    @Override
-    public ProviderDescriptor describe() {
-        return delegate.describe();
-    }
-
-    @Override
-    public Fence claim(LogId log) {
-        return count(SpiOperation.CLAIM, () -> delegate.claim(log));
-    }
-
+    /** Stages through the delegate (counted as {@link SpiOperation#STAGE}) and counts the batch once accepted. */
     @Override
     public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
-        StagedBatch s = count(SpiOperation.STAGE, () -> delegate.stage(log, fence, batch));
+        StagedBatch s = super.stage(log, fence, batch);
         entriesWritten.add(batch.size());
         bytesWritten.add(batch.payloadBytes());
         return s;
     }
 
-    @Override
-    public void commit(LogId log, Fence fence, long throughOffset) {
-        count(SpiOperation.COMMIT, () -> delegate.commit(log, fence, throughOffset));
-    }
-
-    @Override
-    public void checkFence(LogId log, Fence fence) {
-        count(SpiOperation.CHECK_FENCE, () -> delegate.checkFence(log, fence));
-    }
-
-    @Override
-    public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
-        return count(SpiOperation.REPAIR, () -> delegate.repair(log, fence));
-    }
-
-    @Override
-    public void abort(LogId log, Fence fence, StagedBatch staged) {
-        count(SpiOperation.ABORT, () -> delegate.abort(log, fence, staged));
-    }
-
+    /** Reads through the delegate (counted as {@link SpiOperation#READ}) and counts what the page holds. */
     @Override
     public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
-        ReadPage p = count(SpiOperation.READ, () -> delegate.read(log, fromExclusive, maxEntries, maxBytes));
+        ReadPage p = super.read(log, fromExclusive, maxEntries, maxBytes);
         entriesRead.add(p.entries().size());
         bytesRead.add(p.payloadBytes());
         return p;
     }
 
+    /** Publishes through the delegate, counting the bytes it consumes from {@code data}. */
     @Override
-    public LogState state(LogId log) {
-        return count(SpiOperation.STATE, () -> delegate.state(log));
+    protected CheckpointInfo publishCheckpoint(LogId log, Fence fence, long throughOffset, int formatVersion,
+                                               InputStream data) {
+        InputStream counted = data == null ? null : new CountingStream(data, checkpointBytesWritten);
+        return super.publishCheckpoint(log, fence, throughOffset, formatVersion, counted);
     }
 
+    /** Opens through the delegate; the returned stream counts the bytes read from it. */
     @Override
-    public void trim(LogId log, Fence fence, long throughInclusive) {
-        count(SpiOperation.TRIM, () -> delegate.trim(log, fence, throughInclusive));
-    }
-
-    @Override
-    public ReconcileResult reconcile(LogId log, Fence fence) {
-        return count(SpiOperation.RECONCILE, () -> delegate.reconcile(log, fence));
-    }
-
-    /** @return a counting view of the delegate's checkpoint store (same instance on every call) */
-    @Override
-    public CheckpointStore checkpoints() {
-        return checkpoints;
-    }
-
-    @Override
-    public List<LogId> logs(String tree) {
-        return count(SpiOperation.LOGS, () -> delegate.logs(tree));
-    }
-
-    @Override
-    public List<String> trees() {
-        return count(SpiOperation.TREES, delegate::trees);
-    }
-
-    /** Closes the delegate (not counted). */
-    @Override
-    public void close() {
-        delegate.close();
+    protected InputStream openCheckpoint(LogId log, CheckpointInfo info) {
+        return new CountingStream(super.openCheckpoint(log, info), checkpointBytesRead);
     }
 
     /** Counts the bytes read through it into an adder. */
@@ -296,34 +241,6 @@ public final class CountingProvider implements WalStorageProvider {
                 sink.add(s);
             }
             return s;
-        }
-    }
-
-    private final class CountingCheckpoints implements CheckpointStore {
-
-        @Override
-        public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion,
-                                      InputStream data) {
-            InputStream counted = data == null ? null : new CountingStream(data, checkpointBytesWritten);
-            return count(SpiOperation.CHECKPOINT_PUBLISH,
-                    () -> delegate.checkpoints().publish(log, fence, throughOffset, formatVersion, counted));
-        }
-
-        @Override
-        public Optional<CheckpointInfo> latest(LogId log) {
-            return count(SpiOperation.CHECKPOINT_LATEST, () -> delegate.checkpoints().latest(log));
-        }
-
-        @Override
-        public InputStream open(LogId log, CheckpointInfo info) {
-            InputStream in = count(SpiOperation.CHECKPOINT_OPEN, () -> delegate.checkpoints().open(log, info));
-            return new CountingStream(in, checkpointBytesRead);
-        }
-
-        @Override
-        public void deleteBefore(LogId log, long throughOffsetExclusive) {
-            count(SpiOperation.CHECKPOINT_DELETE_BEFORE,
-                    () -> delegate.checkpoints().deleteBefore(log, throughOffsetExclusive));
         }
     }
 }

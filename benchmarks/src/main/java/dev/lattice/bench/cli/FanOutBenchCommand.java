@@ -1,5 +1,9 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
+import dev.lattice.cli.CliException;
+import dev.lattice.cli.ExitCodes;
+import dev.lattice.cli.DurationConverter;
+import dev.lattice.cli.Main;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;

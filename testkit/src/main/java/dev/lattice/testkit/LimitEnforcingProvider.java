@@ -1,18 +1,14 @@
-package dev.lattice.conformance;
+package dev.lattice.testkit;
 
 import dev.lattice.spi.BatchTooLargeException;
 import dev.lattice.spi.CheckpointInfo;
-import dev.lattice.spi.CheckpointStore;
 import dev.lattice.spi.CheckpointTooLargeException;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.EntryTooLargeException;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
-import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ProviderLimits;
-import dev.lattice.spi.ReadPage;
-import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 
@@ -22,7 +18,6 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
  * A decorator that holds a provider to the limits of the real service behind it, because emulators are lenient
@@ -116,7 +111,6 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
 
     private final ProviderLimits service;
     private final ProviderDescriptor descriptor;
-    private final CheckpointStore checkpoints = new EnforcingCheckpoints();
 
     /**
      * Wraps a provider; {@link #describe()} reports the delegate's own limits.
@@ -197,7 +191,6 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         return service;
     }
 
-
     private static ProviderLimits tighter(ProviderLimits a, ProviderLimits b) {
         return new ProviderLimits(Math.min(a.maxEntryBytes(), b.maxEntryBytes()),
                 Math.max(Math.min(a.maxBatchBytes(), b.maxBatchBytes()),
@@ -231,7 +224,6 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         return descriptor;
     }
 
-
     /**
      * Stages through the delegate, enforcing the service's limits as described on the class.
      *
@@ -242,32 +234,17 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
     public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
         String violation = batch == null ? null : serviceViolation(log, batch);
         if (violation == null) {
-            return delegate.stage(log, fence, batch);
+            return super.stage(log, fence, batch);
         }
         if (!declaredForbids(delegate.describe().limits(), log, batch)) {
             throw new ServiceLimitExceededError("stage of " + batch + " on " + log + " exceeds the real service: "
                     + violation + "; the provider's declared limits " + delegate.describe().limits()
                     + " would let it reach the backend");
         }
-        StagedBatch s = delegate.stage(log, fence, batch);
+        StagedBatch s = super.stage(log, fence, batch);
         throw new ServiceLimitExceededError("the provider accepted " + batch + " on " + log + " although it breaks "
                 + "its own declared limits and the service's: " + violation + " (receipt " + s + ")");
     }
-
-
-
-
-
-
-
-    /** @return an enforcing view of the delegate's checkpoint store (same instance on every call) */
-    @Override
-    public CheckpointStore checkpoints() {
-        return checkpoints;
-    }
-
-
-
 
     /** Counts the bytes the provider reads from a checkpoint stream; fails past {@code hardLimit}. */
     private static final class LimitedStream extends FilterInputStream {
@@ -318,46 +295,28 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
     }
 
-    private final class EnforcingCheckpoints implements CheckpointStore {
-
-        /**
-         * Publishes through the delegate, counting the bytes it consumes.
-         *
-         * @throws ServiceLimitExceededError when the provider consumed (or accepted) more bytes than the service
-         *     allows although its declared limit would let them through (or forbids them)
-         */
-        @Override
-        public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion,
-                                      InputStream data) {
-            if (data == null) {
-                return delegate.checkpoints().publish(log, fence, throughOffset, formatVersion, null);
-            }
-            long declared = delegate.describe().limits().maxCheckpointBytes();
-            long max = service.maxCheckpointBytes();
-            // When the provider's own limit is at or below the service's, let it read one byte past the service
-            // limit (how it notices an over-long stream) and judge by the outcome instead.
-            LimitedStream counted = new LimitedStream(data, declared > max ? max : Long.MAX_VALUE, log);
-            CheckpointInfo info = delegate.checkpoints().publish(log, fence, throughOffset, formatVersion, counted);
-            if (counted.count > max || info.sizeBytes() > max) {
-                throw new ServiceLimitExceededError("the provider published a checkpoint of " + info.sizeBytes()
-                        + " bytes on " + log + ", more than the service's limit of " + max + " bytes");
-            }
-            return info;
+    /**
+     * Publishes through the delegate, counting the bytes it consumes.
+     *
+     * @throws ServiceLimitExceededError when the provider consumed (or accepted) more bytes than the service
+     *     allows although its declared limit would let them through (or forbids them)
+     */
+    @Override
+    protected CheckpointInfo publishCheckpoint(LogId log, Fence fence, long throughOffset, int formatVersion,
+                                               InputStream data) {
+        if (data == null) {
+            return super.publishCheckpoint(log, fence, throughOffset, formatVersion, null);
         }
-
-        @Override
-        public Optional<CheckpointInfo> latest(LogId log) {
-            return delegate.checkpoints().latest(log);
+        long declared = delegate.describe().limits().maxCheckpointBytes();
+        long max = service.maxCheckpointBytes();
+        // When the provider's own limit is at or below the service's, let it read one byte past the service
+        // limit (how it notices an over-long stream) and judge by the outcome instead.
+        LimitedStream counted = new LimitedStream(data, declared > max ? max : Long.MAX_VALUE, log);
+        CheckpointInfo info = super.publishCheckpoint(log, fence, throughOffset, formatVersion, counted);
+        if (counted.count > max || info.sizeBytes() > max) {
+            throw new ServiceLimitExceededError("the provider published a checkpoint of " + info.sizeBytes()
+                    + " bytes on " + log + ", more than the service's limit of " + max + " bytes");
         }
-
-        @Override
-        public InputStream open(LogId log, CheckpointInfo info) {
-            return delegate.checkpoints().open(log, info);
-        }
-
-        @Override
-        public void deleteBefore(LogId log, long throughOffsetExclusive) {
-            delegate.checkpoints().deleteBefore(log, throughOffsetExclusive);
-        }
+        return info;
     }
 }

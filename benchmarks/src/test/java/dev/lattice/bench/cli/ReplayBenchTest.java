@@ -1,4 +1,4 @@
-package dev.lattice.cli;
+package dev.lattice.bench.cli;
 
 import org.junit.jupiter.api.Test;
 
