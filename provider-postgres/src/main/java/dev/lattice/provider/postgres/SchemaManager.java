@@ -18,11 +18,11 @@ final class SchemaManager {
     /**
      * Makes sure the schema holds the tables of {@link Sql#SCHEMA_VERSION}.
      *
-     * @param p the provider (its Jdbi and SQL)
+     * @param p the provider's backend calls (and its SQL)
      * @throws WalStorageException if the schema holds another layout version
      * @throws dev.lattice.spi.ProviderUnavailableException if the server cannot be reached
      */
-    static void ensure(PostgresWalStorageProvider p) {
+    static void ensure(PostgresCalls p) {
         Sql sql = p.sql();
         String table = "\"" + sql.schema + "\".schema_version";
         boolean exists = p.call(null, "checking schema " + sql.schema, h -> h.createQuery(
