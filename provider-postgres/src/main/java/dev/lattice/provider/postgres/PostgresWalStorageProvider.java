@@ -14,6 +14,7 @@ import dev.lattice.spi.ProviderLimits;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.ReplayCostModel;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
@@ -34,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
 /**
- * The PostgreSQL WAL provider: logs, heads and checkpoints in five tables of one schema, reached through Jdbi 3 over
+ * The PostgreSQL WAL provider: logs, heads, checkpoints and runs in seven tables of one schema, reached through Jdbi 3 over
  * pgjdbc and (when opened from a URI) a HikariCP pool. Layout, protocol (deferred stage, one conditional commit
  * statement, fencing), errors and costs are described in docs/providers/postgres.md. This class is the facade: it
  * validates arguments and hands each call to its part ({@link StageAndCommit}, {@link LogReads},
@@ -75,6 +76,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     private final StageAndCommit appends;
     private final LogReads reads;
     private final TrimAndReconcile trims;
+    private final PostgresRunStore runs;
 
     private PostgresWalStorageProvider(DataSource dataSource, HikariDataSource ownedPool, PostgresSettings settings) {
         this.calls = new PostgresCalls(dataSource, settings);
@@ -84,6 +86,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         this.appends = new StageAndCommit(calls, slots);
         this.reads = new LogReads(calls, slots);
         this.trims = new TrimAndReconcile(calls, slots);
+        this.runs = new PostgresRunStore(calls);
         DurabilityLevel durability;
         try {
             SchemaManager.ensure(calls);
@@ -98,7 +101,8 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
                 settings.maxCheckpointBytes);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, limits, durability,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
-                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT), REPLAY_COST);
+                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
+                        ProviderFeature.RUNS), REPLAY_COST);
     }
 
     /**
@@ -263,6 +267,22 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
     @Override
     public CheckpointStore checkpoints() {
         return checkpoints;
+    }
+
+    /**
+     * The provider's runs: chunk rows under a header row written in one transaction (docs/providers/postgres.md,
+     * "Runs").
+     *
+     * @return the run store, the same instance on every call
+     */
+    @Override
+    public RunStore runs() {
+        return runs;
+    }
+
+    /** @return the run store as its class, for tests that inject faults through its seam */
+    PostgresRunStore runStore() {
+        return runs;
     }
 
     @Override
