@@ -1,16 +1,21 @@
 package dev.lattice.provider.postgres;
 
-import dev.lattice.spi.BatchId;
+import dev.lattice.spi.EncodedBatch;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.OffsetConflictException;
+import dev.lattice.spi.StagedBatch;
+import dev.lattice.spi.support.StagedBatchTable;
+import dev.lattice.spi.support.StagedBatchTable.Staged;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * What one provider instance knows about one log: the batches staged in memory (the provider declares
- * {@code DEFERRED_STAGE}) and the last head values it saw. The cached head only ever moves up (epochs, tails and
+ * Staging part of the protocol ({@code DEFERRED_STAGE}, see docs/providers/postgres.md, "Protocol"): what one
+ * provider instance knows about one log, namely the batches staged in memory (a {@link StagedBatchTable} judged by
+ * the SPI's staging rules) and the last head values it saw. The cached head only ever moves up (epochs, tails and
  * watermarks never decrease in the database), so a stale cache is merely behind: every decision that must be exact
  * is re-checked inside the database statement that acts on it.
  *
@@ -19,21 +24,35 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class LogSlot {
 
-    /** A staged batch: validated, copied into its frame, waiting for a commit. */
-    record Staged(long first, long last, long epoch, BatchId id, byte[] frame, int count, long payloadBytes) {
+    /**
+     * What is kept per staged batch: its encoded frame and the counters the commit adds to the head.
+     *
+     * @param bytes the {@link BatchFrame} encoding of the entries
+     * @param count the number of entries
+     * @param payloadBytes the payload bytes of the entries
+     */
+    record Frame(byte[] bytes, int count, long payloadBytes) {
     }
 
-    /** Head values as read from {@code log_head}. */
-    record Head(long logId, long epoch, long tail, long watermark) {
-    }
-
+    /** Serialises commits of this log within the instance. */
     final ReentrantLock commitLock = new ReentrantLock();
 
     private boolean known;
     private long epoch;
     private long tail = -1;
     private long watermark = -1;
-    private final TreeMap<Long, Staged> staged = new TreeMap<>();
+    private final StagedBatchTable<Frame> staged = new StagedBatchTable<>();
+
+    /**
+     * The slot of a log, created on first use.
+     *
+     * @param slots the provider's slots
+     * @param log the log
+     * @return the slot
+     */
+    static LogSlot of(ConcurrentMap<LogId, LogSlot> slots, LogId log) {
+        return slots.computeIfAbsent(log, k -> new LogSlot());
+    }
 
     /** @return whether a head was seen (claimed log) */
     synchronized boolean known() {
@@ -51,13 +70,17 @@ final class LogSlot {
     }
 
     /**
-     * Records head values read from the database (never moves anything down).
+     * Records head values read from the database (never moves anything down); a newer epoch drops the batches
+     * staged under older ones (their fence is stale, they can never commit).
      *
      * @param h the head
      */
     synchronized void observe(Head h) {
         known = true;
-        epoch = Math.max(epoch, h.epoch());
+        if (h.epoch() > epoch) {
+            epoch = h.epoch();
+            staged.dropOlderThan(epoch);
+        }
         tail = Math.max(tail, h.tail());
         watermark = Math.max(watermark, h.watermark());
     }
@@ -72,82 +95,51 @@ final class LogSlot {
     }
 
     /**
-     * Stores a staged batch, replacing overlapping batches of older epochs.
+     * Stages a batch above the committed tail by the staging rules (a retried stage of the same batch stores
+     * nothing; overlapping batches of older epochs are replaced).
      *
-     * @param s the batch
-     * @return null when stored (or already staged identically), else the overlapping batch that conflicts
+     * @param log the log
+     * @param fence the caller's fence, already checked against the cached epoch
+     * @param batch the batch, starting above {@code committedTail}
+     * @param committedTail the committed tail the caller checked the batch against
+     * @throws OffsetConflictException if the batch overlaps another batch staged under the same or a newer epoch
      */
-    synchronized Staged put(Staged s) {
-        List<Long> older = new ArrayList<>();
-        for (Staged o : overlapping(s.first(), s.last())) {
-            if (o.epoch() < s.epoch()) {
-                older.add(o.first());
-            } else if (o.first() == s.first() && o.last() == s.last() && o.id().equals(s.id())) {
-                return null;
-            } else {
-                return o;
-            }
-        }
-        older.forEach(staged::remove);
-        staged.put(s.first(), s);
-        return null;
-    }
-
-    private List<Staged> overlapping(long first, long last) {
-        List<Staged> out = new ArrayList<>();
-        Map.Entry<Long, Staged> below = staged.floorEntry(first);
-        if (below != null && below.getValue().last() >= first) {
-            out.add(below.getValue());
-        }
-        out.addAll(staged.subMap(first, false, last, true).values());
-        return out;
+    synchronized void stage(LogId log, Fence fence, EncodedBatch batch, long committedTail) {
+        staged.stage(log, fence, batch, committedTail, () -> false,
+                b -> new Frame(BatchFrame.encode(b.firstOffset(), b.entries()), b.size(), b.payloadBytes()));
     }
 
     /**
-     * The chain of batches staged under {@code epoch} covering {@code tail + 1 .. through} exactly.
+     * The chain of batches staged under the fence's epoch covering {@code fromTail + 1 .. through} exactly.
      *
+     * @param log the log
+     * @param fence the committing fence
      * @param fromTail the committed tail the chain starts after
-     * @param through the last offset
-     * @param epochWanted the committing fence's epoch
-     * @return the batches in order, or null when an offset is not staged under that epoch or {@code through} falls
-     *     inside a batch
+     * @param through the last offset, inclusive
+     * @return the batches in order
+     * @throws OffsetConflictException if an offset is not staged under that epoch or {@code through} falls inside a
+     *     batch
      */
-    synchronized List<Staged> chain(long fromTail, long through, long epochWanted) {
-        List<Staged> out = new ArrayList<>();
-        long pos = fromTail + 1;
-        while (pos <= through) {
-            Staged s = staged.get(pos);
-            if (s == null || s.epoch() != epochWanted || s.last() > through) {
-                return null;
-            }
-            out.add(s);
-            pos = s.last() + 1;
-        }
-        return out;
+    synchronized List<Staged<Frame>> chain(LogId log, Fence fence, long fromTail, long through) {
+        return staged.commitChain(log, fence, fromTail, through);
     }
 
     /**
-     * Forgets staged batches at or below an offset (committed or trimmed now).
+     * Forgets staged batches starting at or below an offset (committed or trimmed now).
      *
-     * @param through the offset
+     * @param through the offset, inclusive
      */
     synchronized void dropThrough(long through) {
-        staged.headMap(through, true).clear();
+        staged.dropStartingThrough(through);
     }
 
     /**
-     * Drops one staged batch if it is exactly the one described.
+     * Drops the staged batch a receipt names, if it is staged with the same range, epoch and id.
      *
-     * @param first first offset
-     * @param last last offset
-     * @param epochOf the epoch it was staged under
-     * @param id its batch id
+     * @param receipt the caller's receipt
      */
-    synchronized void abort(long first, long last, long epochOf, BatchId id) {
-        Staged s = staged.get(first);
-        if (s != null && s.last() == last && s.epoch() == epochOf && s.id().equals(id)) {
-            staged.remove(first);
-        }
+    synchronized void abort(StagedBatch receipt) {
+        staged.abort(receipt);
     }
 
     /**

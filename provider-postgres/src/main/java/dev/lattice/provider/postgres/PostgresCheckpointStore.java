@@ -1,6 +1,5 @@
 package dev.lattice.provider.postgres;
 
-import dev.lattice.provider.postgres.LogSlot.Head;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.CheckpointStore;
 import dev.lattice.spi.CheckpointTooLargeException;
@@ -10,6 +9,7 @@ import dev.lattice.spi.LogId;
 import dev.lattice.spi.OffsetConflictException;
 import dev.lattice.spi.support.SpiChecks;
 import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.support.VerifyingChunkStream;
 import org.jdbi.v3.core.mapper.RowMapper;
 
 import java.io.IOException;
@@ -27,6 +27,9 @@ import java.util.zip.CRC32C;
  * committed tail and the previous checkpoint. A failure anywhere (stream, size limit, fence, connection) rolls the
  * whole transaction back, so readers see the previous checkpoint or the new one, never a part.
  *
+ * Readers get a {@link VerifyingChunkStream} that fetches one chunk row per query and checks each chunk's CRC32C
+ * and the total size. See docs/providers/postgres.md, "Checkpoints".
+ *
  * <p>Thread-safe; shares its provider's life cycle.
  */
 final class PostgresCheckpointStore implements CheckpointStore {
@@ -42,9 +45,14 @@ final class PostgresCheckpointStore implements CheckpointStore {
     record Stored(long id, CheckpointInfo info, int chunks) {
     }
 
-    private final PostgresWalStorageProvider provider;
+    private final PostgresCalls provider;
 
-    PostgresCheckpointStore(PostgresWalStorageProvider provider) {
+    /**
+     * Creates the store.
+     *
+     * @param provider the provider's backend calls
+     */
+    PostgresCheckpointStore(PostgresCalls provider) {
         this.provider = provider;
     }
 
@@ -62,7 +70,7 @@ final class PostgresCheckpointStore implements CheckpointStore {
                     .map((rs, ctx) -> new Pre(new Head(rs.getLong("log_id"), rs.getLong("epoch"), rs.getLong("tail"),
                             -1), (Long) rs.getObject("latest")))
                     .findOne();
-            Head head = PostgresWalStorageProvider.checkFence(log, fence, pre.map(Pre::head));
+            Head head = Head.checkFence(log, fence, pre.map(Pre::head));
             checkBounds(log, throughOffset, head.tail(), pre.get().latest());
 
             long id = h.createQuery(sql.nextCheckpointId).mapTo(Long.class).one();
@@ -96,7 +104,7 @@ final class PostgresCheckpointStore implements CheckpointStore {
                         .map((rs, ctx) -> new Pre(new Head(rs.getLong("log_id"), rs.getLong("epoch"),
                                 rs.getLong("tail"), -1), (Long) rs.getObject("latest")))
                         .findOne();
-                Head current = PostgresWalStorageProvider.checkFence(log, fence, now.map(Pre::head));
+                Head current = Head.checkFence(log, fence, now.map(Pre::head));
                 checkBounds(log, throughOffset, current.tail(), now.get().latest());
                 throw new WalStorageException(log, "checkpoint publish through " + throughOffset
                         + " did not apply although fence and bounds hold");
@@ -150,7 +158,7 @@ final class PostgresCheckpointStore implements CheckpointStore {
             ids[i] = deleted.get(i)[0];
             bytes += deleted.get(i)[1];
         }
-        h.createUpdate(sql.deleteChunks).bind("ids", PostgresWalStorageProvider.array("bigint", ids)).execute();
+        h.createUpdate(sql.deleteChunks).bind("ids", PostgresCalls.array("bigint", ids)).execute();
         h.createUpdate(sql.subtractCheckpointBytes).bind("size", bytes).bind("logId", logId).execute();
     }
 
@@ -174,7 +182,18 @@ final class PostgresCheckpointStore implements CheckpointStore {
             throw new WalStorageException(log, "checkpoint through " + info.throughOffset() + " (epoch " + info.epoch()
                     + ") no longer exists");
         }
-        return new CheckpointStream(provider, log, stored.get());
+        Stored st = stored.get();
+        String name = "checkpoint through " + info.throughOffset();
+        record Chunk(int crc, byte[] data) {
+        }
+        return VerifyingChunkStream.checkpoint(log, st.info(), st.chunks(), seq -> {
+            provider.checkOpen();
+            Optional<Chunk> c = provider.readOnly(log, "reading a checkpoint chunk", h -> h.createQuery(
+                            provider.sql().readChunk).bind("id", st.id()).bind("seq", seq)
+                    .map((rs, ctx) -> new Chunk(rs.getInt("crc"), rs.getBytes("data"))).findOne());
+            return c.map(k -> VerifyingChunkStream.checkCrc32c(log, info.throughOffset(), name, seq, k.data(),
+                    k.crc())).orElse(null);
+        });
     }
 
     @Override

@@ -7,17 +7,22 @@ import java.util.List;
  * no escaping; it is quoted anyway). Named parameters use Jdbi's {@code :name} syntax. Immutable and thread-safe.
  *
  * <p>Schema version {@value #SCHEMA_VERSION}: tables {@code schema_version}, {@code log_head}, {@code log_batch},
- * {@code checkpoint}, {@code checkpoint_chunk} and the sequence {@code checkpoint_id_seq}; docs/providers/postgres.md
- * describes every column.
+ * {@code checkpoint}, {@code checkpoint_chunk}, the sequence {@code checkpoint_id_seq} and (new in version 2, added to
+ * a version 1 schema by {@link SchemaManager}) the run tables {@code lattice_runs} and {@code lattice_run_chunk};
+ * docs/providers/postgres.md describes every column.
  */
 final class Sql {
 
     /** The version of the table layout this code reads and writes. */
-    static final int SCHEMA_VERSION = 1;
+    static final int SCHEMA_VERSION = 2;
+    /** The previous layout (no run tables), upgraded on open. */
+    static final int SCHEMA_VERSION_1 = 1;
 
     final String schema;
     final String versionTable;
     final List<String> ddl;
+    final List<String> runDdl;
+    final String upgradeVersion;
     final String readVersion;
     final String insertVersion;
     final String claim;
@@ -53,7 +58,25 @@ final class Sql {
         this.schema = schemaName;
         String s = "\"" + schemaName + "\".";
         versionTable = schemaName + ".schema_version";
-        ddl = List.of(
+        runDdl = List.of(
+                "CREATE TABLE IF NOT EXISTS " + s + "lattice_runs ("
+                        + " tree text COLLATE \"C\" NOT NULL,"
+                        + " part integer NOT NULL,"
+                        + " run_id text COLLATE \"C\" NOT NULL,"
+                        + " length_bytes bigint NOT NULL,"
+                        + " crc integer NOT NULL,"
+                        + " chunk_count integer NOT NULL,"
+                        + " PRIMARY KEY (tree, part, run_id))",
+                "CREATE TABLE IF NOT EXISTS " + s + "lattice_run_chunk ("
+                        + " tree text COLLATE \"C\" NOT NULL,"
+                        + " part integer NOT NULL,"
+                        + " run_id text COLLATE \"C\" NOT NULL,"
+                        + " seq integer NOT NULL,"
+                        + " crc integer NOT NULL,"
+                        + " data bytea NOT NULL,"
+                        + " PRIMARY KEY (tree, part, run_id, seq))");
+        upgradeVersion = "UPDATE " + s + "schema_version SET version = :to WHERE version = :from";
+        List<String> all = new java.util.ArrayList<>(List.of(
                 "CREATE SCHEMA IF NOT EXISTS \"" + schemaName + "\"",
                 "CREATE TABLE IF NOT EXISTS " + s + "schema_version ("
                         + " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
@@ -96,7 +119,9 @@ final class Sql {
                         + " seq integer NOT NULL,"
                         + " crc integer NOT NULL,"
                         + " data bytea NOT NULL,"
-                        + " PRIMARY KEY (checkpoint_id, seq))");
+                        + " PRIMARY KEY (checkpoint_id, seq))"));
+        all.addAll(runDdl);
+        ddl = List.copyOf(all);
         readVersion = "SELECT version FROM " + s + "schema_version";
         insertVersion = "INSERT INTO " + s + "schema_version (version) VALUES (:version) ON CONFLICT DO NOTHING";
 

@@ -108,7 +108,7 @@ class SchemaAndIntegrityTest {
         }
         assertThat(queryLong("SELECT count(*) FROM $S.schema_version")).isEqualTo(1);
         assertThat(queryLong("SELECT version FROM $S.schema_version")).isEqualTo(Sql.SCHEMA_VERSION);
-        assertThat(queryLong("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema + "'")).isEqualTo(5);
+        assertThat(queryLong("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema + "'")).isEqualTo(7);
         LogId log = new LogId("t", 0);
         Fence f = providers.get(0).claim(log);
         providers.get(0).append(log, f, WalTestSupport.batch(1, 0, 2, 8));
