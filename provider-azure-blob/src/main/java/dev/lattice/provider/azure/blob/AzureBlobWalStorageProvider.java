@@ -14,6 +14,7 @@ import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.RepairReport;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.support.SpiChecks;
@@ -31,7 +32,7 @@ import java.util.TreeSet;
  * commit point and the fence), append-blob segments of framed batches, and one block blob per checkpoint. The
  * layout and protocol are described in {@code docs/providers/azure-blob.md}; this class only checks arguments and
  * hands each call to its protocol part ({@link LogSlot}, {@link BlobAppendPath}, {@link BlobReadPath},
- * {@link BlobTrimRepair}, {@link BlobCheckpointStore}, {@link BlobGateway}).
+ * {@link BlobTrimRepair}, {@link BlobCheckpointStore}, {@link BlobRunStore}, {@link BlobGateway}).
  *
  * <p>Thread-safe: changes of one log are serialised by a per-log lock; a stage only touches memory, so it never
  * waits for a commit's round trip; reads take no lock and always check the manifest (conditionally).
@@ -49,6 +50,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     private final BlobAppendPath appends;
     private final BlobTrimRepair trims;
     private final BlobCheckpointStore checkpointStore;
+    private final BlobRunStore runStore;
 
     /**
      * Opens a provider over a container of a service client. The container is created on the first write when
@@ -72,9 +74,11 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         this.appends = new BlobAppendPath(ctx, reads);
         this.trims = new BlobTrimRepair(ctx, reads);
         this.checkpointStore = new BlobCheckpointStore(ctx);
+        this.runStore = new BlobRunStore(ctx, container);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
-                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT, ProviderFeature.REPAIR),
+                        ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT, ProviderFeature.REPAIR,
+                        ProviderFeature.RUNS),
                 config.replayCostModel());
     }
 
@@ -101,7 +105,11 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         /** A manifest upload succeeded, before this instance remembers it (an exception here is a lost response). */
         MANIFEST_WRITTEN,
         /** A checkpoint blob was uploaded, before the manifest names it. */
-        CHECKPOINT_UPLOADED
+        CHECKPOINT_UPLOADED,
+        /** A block of a run was staged (uncommitted), before the next one. */
+        RUN_BLOCK_STAGED,
+        /** Right before the request that makes a run visible (its block-list commit or its one upload). */
+        RUN_BEFORE_COMMIT
     }
 
     /** Called at each {@link Step}; an exception thrown here propagates out of the SPI call (a simulated crash). */
@@ -210,6 +218,13 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     public CheckpointStore checkpoints() {
         ctx.checkOpen();
         return this;
+    }
+
+    /** The run store: one block blob per run (see {@code docs/providers/azure-blob.md}, "Runs"). */
+    @Override
+    public RunStore runs() {
+        ctx.checkOpen();
+        return runStore;
     }
 
     @Override

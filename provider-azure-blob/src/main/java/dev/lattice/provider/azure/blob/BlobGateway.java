@@ -107,7 +107,7 @@ final class BlobGateway {
      * Runs a write; when the container does not exist (404 ContainerNotFound) and creating it is allowed, creates it
      * and runs the write once more. So no request is spent on the container in the common case.
      */
-    private <T> T inContainer(Supplier<T> write) {
+    <T> T inContainer(Supplier<T> write) {
         try {
             return write.get();
         } catch (BlobStorageException e) {
