@@ -118,7 +118,8 @@ public abstract class ConcurrencyContract extends ConformanceContract {
             });
             assertThat(readerStarted.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
                     .as("the reader thread read its first page within %d s", HANG_GUARD_SECONDS).isTrue();
-            List<Future<StagedBatch>> staged = new ArrayList<>(Collections.nCopies(batches, (Future<StagedBatch>) null));
+            List<Future<StagedBatch>> staged = new ArrayList<>(Collections.nCopies(batches,
+                    (Future<StagedBatch>) null));
             for (int i : order) {
                 EncodedBatch b = all.get(i);
                 Callable<StagedBatch> task = concurrent ? () -> provider().stage(log, f, b)

@@ -45,9 +45,11 @@ public abstract class DescribeContract extends ConformanceContract {
                 .isGreaterThanOrEqualTo(MIN_ENTRY_BYTES);
         assertThat(l.maxBatchBytes()).as("declared maxBatchBytes must leave room for the suite's ordinary tests")
                 .isGreaterThanOrEqualTo(MIN_BATCH_BYTES);
-        assertThat(l.maxEntriesPerBatch()).as("declared maxEntriesPerBatch must leave room for the suite's ordinary tests")
+        assertThat(l.maxEntriesPerBatch())
+                .as("declared maxEntriesPerBatch must leave room for the suite's ordinary tests")
                 .isGreaterThanOrEqualTo(MIN_ENTRIES_PER_BATCH);
-        assertThat(l.maxCheckpointBytes()).as("declared maxCheckpointBytes must leave room for the suite's ordinary tests")
+        assertThat(l.maxCheckpointBytes())
+                .as("declared maxCheckpointBytes must leave room for the suite's ordinary tests")
                 .isGreaterThanOrEqualTo(MIN_CHECKPOINT_BYTES);
     }
 
