@@ -17,11 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Offsets never exceed {@link WalStorageProvider#MAX_OFFSET}: stage, commit and trim arguments above it are
- * refused with IllegalArgumentException naming the limit, before any I/O (the log is
- * unchanged and takes its next append at the same offset); a trim through MAX_OFFSET itself is legal and leaves
- * a log whose counters did not overflow. (A checkpoint through an offset above it is {@link
- * CheckpointStoreContract}'s.)
+ * Offsets never exceed {@link WalStorageProvider#MAX_OFFSET}: stage, commit and trim arguments above it are refused
+ * with IllegalArgumentException naming the limit, before any I/O (the log is unchanged and takes its next append at
+ * the same offset); a trim through MAX_OFFSET itself is legal and leaves a log whose counters did not overflow. (A
+ * checkpoint through an offset above it is {@link CheckpointStoreContract}'s.)
  */
 public abstract class OffsetLimitsContract extends ConformanceContract {
 
