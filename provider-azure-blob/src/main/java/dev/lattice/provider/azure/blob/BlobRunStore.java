@@ -22,6 +22,7 @@ import dev.lattice.spi.RunLimits;
 import dev.lattice.spi.RunNotFoundException;
 import dev.lattice.spi.RunStore;
 import dev.lattice.spi.WalStorageException;
+import dev.lattice.spi.support.SpiChecks;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -32,7 +33,6 @@ import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
@@ -68,13 +68,7 @@ final class BlobRunStore implements RunStore {
 
     @Override
     public RunInfo write(LogId log, Fence fence, RunId id, InputStream data, long length) {
-        Objects.requireNonNull(fence, "fence");
-        Objects.requireNonNull(id, "id");
-        Objects.requireNonNull(data, "data");
-        if (length < 0 || length > limits.maxRunBytes()) {
-            throw new IllegalArgumentException("run " + id + " of " + length + " bytes: a run holds 0 to "
-                    + limits.maxRunBytes() + " bytes (maxCheckpointBytes)");
-        }
+        SpiChecks.runWrite(log, fence, id, data, length, limits);
         LogSlot h = ctx.slot(log);
         String name = name(h, id);
         int chunk = ctx.config.maxBlockBytes();
@@ -187,11 +181,7 @@ final class BlobRunStore implements RunStore {
 
     @Override
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
-        Objects.requireNonNull(id, "id");
-        Objects.checkFromIndexSize(off, len, dst.length);
-        if (position < 0) {
-            throw new IllegalArgumentException("position " + position + " is negative");
-        }
+        SpiChecks.runRead(log, id, position, dst, off, len);
         LogSlot h = ctx.slot(log);
         String name = name(h, id);
         if (len == 0) {
@@ -215,8 +205,7 @@ final class BlobRunStore implements RunStore {
 
     @Override
     public void delete(LogId log, Fence fence, RunId id) {
-        Objects.requireNonNull(fence, "fence");
-        Objects.requireNonNull(id, "id");
+        SpiChecks.runDelete(log, fence, id);
         LogSlot h = ctx.slot(log);
         ctx.blobs.delete(log, name(h, id));
     }
