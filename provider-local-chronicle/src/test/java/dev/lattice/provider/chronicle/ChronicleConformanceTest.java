@@ -16,7 +16,12 @@ class ChronicleConformanceTest extends WalStorageProviderConformanceTest {
 
     @Override
     protected ProviderUnderTest newStorage() {
-        Path dir = TestDirs.create("chronicle-conformance");
+        return freshDirectory("chronicle-conformance");
+    }
+
+    /** A fresh temporary directory opened with the default options; closing it deletes the directory. */
+    static ProviderUnderTest freshDirectory(String prefix) {
+        Path dir = TestDirs.create(prefix);
         return new ProviderUnderTest() {
             @Override
             public WalStorageProvider open() {

@@ -17,6 +17,11 @@ class PostgresConformanceTest extends WalStorageProviderConformanceTest {
 
     @Override
     protected ProviderUnderTest newStorage() {
+        return freshSchema();
+    }
+
+    /** A fresh schema on the test server; closing it drops the schema. Shared with the run store spec. */
+    static ProviderUnderTest freshSchema() {
         String schema = PostgresTestServer.newSchema();
         PostgresTestServer.Server server = PostgresTestServer.server();
         return new ProviderUnderTest() {

@@ -26,7 +26,15 @@ class AzureTablesConformanceTest extends WalStorageProviderConformanceTest {
 
     @Override
     protected ProviderUnderTest newStorage() {
-        String table = AzuriteServer.uniqueTableName("conf");
+        return freshTable("conf", checkers);
+    }
+
+    /**
+     * A fresh table on Azurite; every instance opened over it checks requests against the service's limits and adds
+     * its checker to {@code checkers}; closing it drops the table. Shared with the run store spec.
+     */
+    static ProviderUnderTest freshTable(String prefix, List<ServiceLimitCheckingGateway> checkers) {
+        String table = AzuriteServer.uniqueTableName(prefix);
         return new ProviderUnderTest() {
             @Override
             public WalStorageProvider open() {

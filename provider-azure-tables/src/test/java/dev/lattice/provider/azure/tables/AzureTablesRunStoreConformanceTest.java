@@ -2,9 +2,7 @@ package dev.lattice.provider.azure.tables;
 
 import dev.lattice.conformance.ProviderUnderTest;
 import dev.lattice.conformance.RunStoreConformanceTest;
-import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.testbackends.AzuriteExtension;
-import dev.lattice.testbackends.AzuriteServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -25,20 +23,7 @@ class AzureTablesRunStoreConformanceTest extends RunStoreConformanceTest {
 
     @Override
     protected ProviderUnderTest newStorage() {
-        String table = AzuriteServer.uniqueTableName("runs");
-        return new ProviderUnderTest() {
-            @Override
-            public WalStorageProvider open() {
-                AzuriteTables.Opened opened = AzuriteTables.open(table, Layout.DEFAULT);
-                checkers.add(opened.checked());
-                return opened.provider();
-            }
-
-            @Override
-            public void close() {
-                AzuriteTables.drop(table);
-            }
-        };
+        return AzureTablesConformanceTest.freshTable("runs", checkers);
     }
 
     @Override
