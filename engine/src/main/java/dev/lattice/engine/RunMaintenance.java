@@ -238,6 +238,11 @@ final class RunMaintenance {
         return done;
     }
 
+    /** @return true when a compaction is due now */
+    boolean compactionDue() {
+        return pick(state.layers.current()) != null;
+    }
+
     /** The inputs of the next compaction, the output level last in the list's levels; null when none is due. */
     private List<RunHandle> pick(PartitionLayers.Layers l) {
         List<RunHandle> l0 = l.level(0);
@@ -444,18 +449,20 @@ final class RunMaintenance {
 
     /**
      * Deletes the runs of the log that the current layers do not name (written for a manifest that was never
-     * published, or compaction inputs whose delete a crash interrupted). Call after the open, before any flush.
+     * published, or compaction inputs whose delete a crash interrupted), except runs of this process (their ids
+     * carry its fence epoch). Runs beside flushes: a flush's layers only add runs of this process.
      *
      * @return runs deleted
      */
     int collectOrphans() {
         Set<String> live = new HashSet<>();
-        for (RunHandle r : state.layers.current().runs()) {
+        for (RunHandle r : state.layers.current().runs()) { // read after the list would do too: runs only of ours
             live.add(r.ref.id().value());
         }
         int n = 0;
+        String mine = "e" + fence.epoch() + "-"; // runs of this process: a flush may be about to publish them
         for (RunInfo info : calls.call("run list", () -> store.list(log))) {
-            if (!live.contains(info.id().value())) {
+            if (!live.contains(info.id().value()) && !info.id().value().startsWith(mine)) {
                 deleteQuietly(info.id());
                 n++;
             }

@@ -37,13 +37,15 @@ class ResourceLimitTest {
         t.putAll(m);
     }
 
+    /** On a provider without a run store, all data lives in the heap: an open that cannot fit is refused early. */
     @Test
     void anOpenWhoseCheckpointsExceedTheBudgetIsRefusedBeforeReadingThem() {
         InMemoryStorage storage = new InMemoryStorage();
-        try (Lattice l = open(storage, LatticeConfig.builder().partitions(4))) {
+        try (Lattice l = Lattice.open(LatticeConfig.builder().partitions(4)
+                .provider(new WithoutRunStore(new InMemoryWalStorageProvider(storage)), true).build())) {
             fill(l.tree("big"), 4_000); // ~4 MB, checkpointed at close
         }
-        CountingProvider counting = new CountingProvider(new InMemoryWalStorageProvider(storage));
+        CountingProvider counting = new CountingProvider(new WithoutRunStore(new InMemoryWalStorageProvider(storage)));
         try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true)
                 .memoryBudgetBytes(1L << 20).build())) {
             long t0 = System.nanoTime();
@@ -57,6 +59,22 @@ class ResourceLimitTest {
         }
         try (Lattice l = open(storage)) {
             assertThat(l.tree("big").count()).isEqualTo(4_000); // nothing was harmed
+        }
+    }
+
+    /** With a run store the same tree opens under the same budget: the open reads manifests, not the data. */
+    @Test
+    void aTreeLargerThanTheBudgetOpensFromItsManifests() {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice l = open(storage, LatticeConfig.builder().partitions(4))) {
+            fill(l.tree("big"), 4_000); // ~4 MB, flushed into runs at close
+        }
+        try (Lattice l = open(storage, LatticeConfig.builder().memoryBudgetBytes(1L << 20))) {
+            Tree t = l.tree("big");
+            assertThat(t.count()).isEqualTo(4_000);
+            assertThat(t.get("key-3999")).isPresent();
+            assertThat(l.stats().replayCheckpointBytes()).as("manifests only").isLessThan(8 * 1024);
+            assertThat(l.liveDataBytes()).isLessThan(1L << 20);
         }
     }
 
