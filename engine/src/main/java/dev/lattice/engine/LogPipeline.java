@@ -198,8 +198,18 @@ final class LogPipeline {
             r.loaded(state.loadedManifest);
         }
         registerRunGauges();
-        ctx.maintenance.execute(() -> afterOpen(r));
         return r;
+    }
+
+    /**
+     * The tree opened (every partition replayed, leftovers of atomic writes resolved): starts this log's maintenance
+     * after the open. Not called for the logs of an open that failed, whose state was dropped.
+     */
+    void opened() {
+        RunMaintenance r = lsm;
+        if (r != null) {
+            ctx.maintenance.execute(() -> afterOpen(r));
+        }
     }
 
     private void registerRunGauges() {
@@ -217,6 +227,9 @@ final class LogPipeline {
      * due, through the normal flush path.
      */
     private void afterOpen(RunMaintenance r) {
+        if (closing || fatal != null) {
+            return;
+        }
         try {
             r.collectOrphans();
         } catch (FencedException e) {
@@ -227,15 +240,27 @@ final class LogPipeline {
                     e.toString());
         }
         if (state.legacyCheckpointLoaded || r.compactionDue()) {
-            lock.lock();
-            try {
-                flushRequested = true;
-                checkpointDue = true;
-                maybeCheckpointIdle();
-            } finally {
-                lock.unlock();
-            }
+            flushRequested = true;
+            checkPolicySoon();
         }
+    }
+
+    /**
+     * Has the checkpoint (flush) policy checked as soon as no commit runs: now if the applier role is free, else
+     * again shortly (a commit that ends on a path that does not look at the policy would leave it unchecked).
+     */
+    private void checkPolicySoon() {
+        lock.lock();
+        try {
+            checkpointDue = true;
+            maybeCheckpointIdle();
+            if (!checkpointDue || closing || fatal != null) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
     }
 
     /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
@@ -243,12 +268,11 @@ final class LogPipeline {
         checkpointRunning.set(false);
         lock.lock();
         try {
-            checkpointDue = true; // writes that came meanwhile may be over the policy already
-            maybeCheckpointIdle();
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+        checkPolicySoon(); // writes that came meanwhile may be over the policy already
     }
 
     private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
@@ -268,14 +292,8 @@ final class LogPipeline {
         if (lsm == null || flushRequested) {
             return;
         }
-        lock.lock();
-        try {
-            flushRequested = true;
-            checkpointDue = true;
-            maybeCheckpointIdle();
-        } finally {
-            lock.unlock();
-        }
+        flushRequested = true;
+        checkPolicySoon();
     }
 
     /**

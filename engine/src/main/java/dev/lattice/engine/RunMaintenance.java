@@ -447,22 +447,40 @@ final class RunMaintenance {
 
     // ------------------------------------------------------------------ orphans
 
+    /** @return the fence epoch a run id of this engine carries ({@code e<epoch>-...}), or -1 for another form */
+    static long epochOf(RunId id) {
+        String v = id.value();
+        int dash = v.indexOf('-');
+        if (!v.startsWith("e") || dash < 2) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(v.substring(1, dash));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /**
      * Deletes the runs of the log that the current layers do not name (written for a manifest that was never
-     * published, or compaction inputs whose delete a crash interrupted), except runs of this process (their ids
-     * carry its fence epoch). Runs beside flushes: a flush's layers only add runs of this process.
+     * published, or compaction inputs whose delete a crash interrupted) and that earlier owners wrote: run ids carry
+     * the writer's fence epoch, and runs of this epoch or a later one are never collected. Runs beside flushes.
      *
      * @return runs deleted
      */
     int collectOrphans() {
+        List<RunInfo> stored = calls.call("run list", () -> store.list(log));
         Set<String> live = new HashSet<>();
-        for (RunHandle r : state.layers.current().runs()) { // read after the list would do too: runs only of ours
+        for (RunHandle r : state.layers.current().runs()) { // read after the list: a run retired meanwhile stays
             live.add(r.ref.id().value());
         }
+        live.addAll(state.layers.retiredIds());
         int n = 0;
-        String mine = "e" + fence.epoch() + "-"; // runs of this process: a flush may be about to publish them
-        for (RunInfo info : calls.call("run list", () -> store.list(log))) {
-            if (!live.contains(info.id().value()) && !info.id().value().startsWith(mine)) {
+        for (RunInfo info : stored) {
+            long epoch = epochOf(info.id());
+            // only runs of earlier owners: a newer owner's runs (a process that took the log over while this one
+            // still ran) and this process's own (a flush may be about to publish them) are never touched
+            if (!live.contains(info.id().value()) && epoch >= 0 && epoch < fence.epoch()) {
                 deleteQuietly(info.id());
                 n++;
             }

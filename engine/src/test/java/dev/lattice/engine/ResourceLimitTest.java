@@ -94,6 +94,31 @@ class ResourceLimitTest {
         crashed.close();
     }
 
+    /** With a run store the data goes into runs and the manifest stays small: the same limit never binds. */
+    @Test
+    void withRunsAPartitionGrowsPastTheCheckpointLimitAndItsLogIsStillTrimmed() {
+        InMemoryStorage storage = new InMemoryStorage();
+        long limit = 64 * 1024;
+        LimitEnforcingProvider limited = LimitEnforcingProvider.clamping(new InMemoryWalStorageProvider(storage),
+                LimitEnforcingProvider.serviceLimits().maxCheckpointBytes(limit).build());
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(limited, true).partitions(1)
+                .checkpointEveryEntries(50).build())) {
+            Tree t = l.tree("cp");
+            for (int i = 0; i < 1_000; i++) {
+                t.put("grow-" + i, new byte[VALUE_BYTES]); // ~1 MB: 16 times the checkpoint limit
+            }
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(l.provider().state(new dev.lattice.spi.LogId("cp", 0)).trimWatermark())
+                            .isGreaterThanOrEqualTo(950));
+            assertThat(t.healthIssues()).isEmpty();
+            assertThat(l.stats().checkpointFailures()).isZero();
+        }
+        try (Lattice l = open(storage)) {
+            assertThat(l.tree("cp").count()).isEqualTo(1_000);
+        }
+    }
+
+    /** Without a run store a checkpoint is the whole partition: past the provider's limit it is refused, visibly. */
     @Test
     void aCheckpointLargerThanTheProviderStoresIsNeverUploadedAndIsVisible() {
         InMemoryStorage storage = new InMemoryStorage();
@@ -102,8 +127,8 @@ class ResourceLimitTest {
         LimitEnforcingProvider limited = LimitEnforcingProvider.clamping(new InMemoryWalStorageProvider(storage),
                 LimitEnforcingProvider.serviceLimits().maxCheckpointBytes(limit).build());
         CountingProvider counting = new CountingProvider(limited);
-        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true).partitions(1)
-                .checkpointEveryEntries(50).build())) {
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(new WithoutRunStore(counting), true)
+                .partitions(1).checkpointEveryEntries(50).build())) {
             Tree t = l.tree("cp");
             fill(t, 40);
             for (int i = 0; i < 15; i++) {
