@@ -17,7 +17,6 @@ import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -142,7 +141,7 @@ final class RunMaintenance {
             try {
                 PartitionLayers.Layers now = state.layers.current();
                 boolean bottom = now.runs().isEmpty() && now.frozen().size() == 1;
-                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, Long.MAX_VALUE);
+                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, config.targetRunBytes);
                 List<Manifest.RunRef> refs = new ArrayList<>();
                 written.forEach(h -> refs.add(h.ref));
                 now.runs().forEach(h -> refs.add(h.ref));
@@ -392,7 +391,7 @@ final class RunMaintenance {
     private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes) {
         List<RunHandle> out = new ArrayList<>();
         RunWriter w = null;
-        long limit = Math.min(splitBytes, maxRunBytes) - (1 << 20); // room for filter, index and footer
+        long limit = Math.min(splitBytes, maxRunBytes - Math.min(maxRunBytes / 8, 1 << 20)); // room for filter, index
         try {
             while (entries.hasNext()) {
                 RunEntry e = entries.next();
@@ -401,7 +400,8 @@ final class RunMaintenance {
                     w = null;
                 }
                 if (w == null) {
-                    w = new RunWriter(blockBytes, BITS_PER_KEY);
+                    w = new RunWriter(blockBytes, BITS_PER_KEY, (int) Math.min(Integer.MAX_VALUE - 64,
+                            Math.min(limit, Math.min(config.memtableBytes, config.targetRunBytes)) + (256 << 10)));
                 }
                 w.add(e);
                 if (level > 0 ? compactionsStopped : stopping) {
@@ -424,11 +424,9 @@ final class RunMaintenance {
         RunWriter.Finished f = w.finish();
         RunId id = new RunId("e" + fence.epoch() + "-" + System.currentTimeMillis() + "-"
                 + sequence.incrementAndGet());
-        byte[] bytes = f.bytes();
-        RunInfo info = calls.call("run write", () -> store.write(log, fence, id, new ByteArrayInputStream(bytes),
-                bytes.length));
-        bytesWritten.increment(bytes.length);
-        ctx.stats.runBytesWritten.add(bytes.length);
+        RunInfo info = calls.call("run write", () -> store.write(log, fence, id, f.stream(), f.length()));
+        bytesWritten.increment(f.length());
+        ctx.stats.runBytesWritten.add(f.length());
         return new RunHandle(new Manifest.RunRef(id, level, info.lengthBytes(), f.meta()), store, log,
                 ctx.blockCache);
     }
