@@ -103,6 +103,11 @@ public final class ExampleWalProvider implements WalStorageProvider {
     }
 
     @Override
+    public void drop(LogId log, Fence fence) {
+        delegate.drop(log, fence);
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }
