@@ -133,6 +133,7 @@ final class LogPipeline {
     private boolean checkpointDue;
     // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
     private volatile boolean flushRequested;
+    private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
     private volatile long lastCheckpointOffset;
 
     private final Timer stageTimer;
@@ -197,10 +198,18 @@ final class LogPipeline {
             r.loaded(state.loadedManifest);
         }
         registerRunGauges();
-        boolean convert = state.legacyCheckpointLoaded;
-        checkpointRunning.set(true);
-        ctx.maintenance.execute(() -> afterOpen(r, convert));
         return r;
+    }
+
+    /**
+     * The tree opened (every partition replayed, leftovers of atomic writes resolved): starts this log's maintenance
+     * after the open. Not called for the logs of an open that failed, whose state was dropped.
+     */
+    void opened() {
+        RunMaintenance r = lsm;
+        if (r != null) {
+            ctx.maintenance.execute(() -> afterOpen(r));
+        }
     }
 
     private void registerRunGauges() {
@@ -212,28 +221,46 @@ final class LogPipeline {
                 () -> state.layers.current().runs().stream().mapToLong(h -> h.ref.lengthBytes()).sum());
     }
 
-    /** Maintenance after the open: orphan runs, the conversion of a whole-partition checkpoint, due compactions. */
-    private void afterOpen(RunMaintenance r, boolean convert) {
-        {
-            try {
-                r.collectOrphans();
-                if (convert) {
-                    lock.lock();
-                    try {
-                        checkpointDue = true; // a whole-partition checkpoint was loaded: write it out as runs
-                    } finally {
-                        lock.unlock();
-                    }
-                }
-                r.compact(this::publishManifest);
-            } catch (FencedException e) {
-                lostOwnership(e);
-            } catch (RuntimeException e) {
-                LOG.warn("log {}: maintenance after open failed (retried at the next flush): {}", log, e.toString());
-            } finally {
-                maintenanceDone();
-            }
+    /**
+     * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
+     * no manifest names; then asks for the conversion of a whole-partition checkpoint, or for a compaction that is
+     * due, through the normal flush path.
+     */
+    private void afterOpen(RunMaintenance r) {
+        if (closing || fatal != null) {
+            return;
         }
+        try {
+            r.collectOrphans();
+        } catch (FencedException e) {
+            lostOwnership(e);
+            return;
+        } catch (RuntimeException e) {
+            LOG.warn("log {}: orphan run collection after open failed (retried at the next open): {}", log,
+                    e.toString());
+        }
+        if (state.legacyCheckpointLoaded || r.compactionDue()) {
+            flushRequested = true;
+            checkPolicySoon();
+        }
+    }
+
+    /**
+     * Has the checkpoint (flush) policy checked as soon as no commit runs: now if the applier role is free, else
+     * again shortly (a commit that ends on a path that does not look at the policy would leave it unchecked).
+     */
+    private void checkPolicySoon() {
+        lock.lock();
+        try {
+            checkpointDue = true;
+            maybeCheckpointIdle();
+            if (!checkpointDue || closing || fatal != null) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
     }
 
     /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
@@ -241,14 +268,11 @@ final class LogPipeline {
         checkpointRunning.set(false);
         lock.lock();
         try {
-            if (state.legacyCheckpointLoaded || entriesSinceCheckpoint > 0) {
-                checkpointDue = true; // writes that came meanwhile may be over the policy already
-            }
-            maybeCheckpointIdle();
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+        checkPolicySoon(); // writes that came meanwhile may be over the policy already
     }
 
     private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
@@ -268,14 +292,8 @@ final class LogPipeline {
         if (lsm == null || flushRequested) {
             return;
         }
-        lock.lock();
-        try {
-            flushRequested = true;
-            checkpointDue = true;
-            maybeCheckpointIdle();
-        } finally {
-            lock.unlock();
-        }
+        flushRequested = true;
+        checkPolicySoon();
     }
 
     /**
@@ -288,14 +306,18 @@ final class LogPipeline {
             return true;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        long start = flushesDone.get();
+        boolean asked = false;
         while (System.nanoTime() < deadline) {
             lock.lock();
             try {
-                if (!checkpointRunning.get() && state.memtableBytes == 0 && state.layers.current().frozen().isEmpty()
-                        && !committing) {
+                boolean idle = !checkpointRunning.get() && !committing;
+                if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
+                        && state.layers.current().frozen().isEmpty()) {
                     return true;
                 }
-                if (!checkpointRunning.get() && !flushRequested) {
+                if (idle && !flushRequested && flushesDone.get() == start) {
+                    asked = true;
                     flushRequested = true;
                     checkpointDue = true;
                     maybeCheckpointIdle();
@@ -1256,7 +1278,7 @@ final class LogPipeline {
             return false;
         }
         if (flushRequested || state.legacyCheckpointLoaded) {
-            return state.memtableBytes > 0 || state.legacyCheckpointLoaded;
+            return true; // also with an empty memtable: the task runs the compactions that are due
         }
         return state.memtableBytes >= ctx.config.memtableBytes;
     }
@@ -1272,6 +1294,7 @@ final class LogPipeline {
         ctx.maintenance.execute(() -> {
             try {
                 if (lsm.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
+                    flushesDone.incrementAndGet();
                     lsm.compact(this::publishManifest);
                 }
             } catch (FencedException e) {

@@ -136,6 +136,15 @@ final class PartitionLayers {
         }
     }
 
+    /** @return ids of runs retired and not deleted yet */
+    synchronized List<String> retiredIds() {
+        List<String> out = new ArrayList<>(retired.size());
+        for (Retired r : retired) {
+            out.add(r.run.ref.id().value());
+        }
+        return out;
+    }
+
     /** @return runs retired and not deleted yet */
     synchronized int retiredCount() {
         return retired.size();

@@ -17,7 +17,6 @@ import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -142,7 +141,7 @@ final class RunMaintenance {
             try {
                 PartitionLayers.Layers now = state.layers.current();
                 boolean bottom = now.runs().isEmpty() && now.frozen().size() == 1;
-                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, Long.MAX_VALUE);
+                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, config.targetRunBytes);
                 List<Manifest.RunRef> refs = new ArrayList<>();
                 written.forEach(h -> refs.add(h.ref));
                 now.runs().forEach(h -> refs.add(h.ref));
@@ -236,6 +235,11 @@ final class RunMaintenance {
             done++;
         }
         return done;
+    }
+
+    /** @return true when a compaction is due now */
+    boolean compactionDue() {
+        return pick(state.layers.current()) != null;
     }
 
     /** The inputs of the next compaction, the output level last in the list's levels; null when none is due. */
@@ -387,7 +391,7 @@ final class RunMaintenance {
     private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes) {
         List<RunHandle> out = new ArrayList<>();
         RunWriter w = null;
-        long limit = Math.min(splitBytes, maxRunBytes) - (1 << 20); // room for filter, index and footer
+        long limit = Math.min(splitBytes, maxRunBytes - Math.min(maxRunBytes / 8, 1 << 20)); // room for filter, index
         try {
             while (entries.hasNext()) {
                 RunEntry e = entries.next();
@@ -396,7 +400,8 @@ final class RunMaintenance {
                     w = null;
                 }
                 if (w == null) {
-                    w = new RunWriter(blockBytes, BITS_PER_KEY);
+                    w = new RunWriter(blockBytes, BITS_PER_KEY, (int) Math.min(Integer.MAX_VALUE - 64,
+                            Math.min(limit, Math.min(config.memtableBytes, config.targetRunBytes)) + (256 << 10)));
                 }
                 w.add(e);
                 if (level > 0 ? compactionsStopped : stopping) {
@@ -419,11 +424,9 @@ final class RunMaintenance {
         RunWriter.Finished f = w.finish();
         RunId id = new RunId("e" + fence.epoch() + "-" + System.currentTimeMillis() + "-"
                 + sequence.incrementAndGet());
-        byte[] bytes = f.bytes();
-        RunInfo info = calls.call("run write", () -> store.write(log, fence, id, new ByteArrayInputStream(bytes),
-                bytes.length));
-        bytesWritten.increment(bytes.length);
-        ctx.stats.runBytesWritten.add(bytes.length);
+        RunInfo info = calls.call("run write", () -> store.write(log, fence, id, f.stream(), f.length()));
+        bytesWritten.increment(f.length());
+        ctx.stats.runBytesWritten.add(f.length());
         return new RunHandle(new Manifest.RunRef(id, level, info.lengthBytes(), f.meta()), store, log,
                 ctx.blockCache);
     }
@@ -442,20 +445,40 @@ final class RunMaintenance {
 
     // ------------------------------------------------------------------ orphans
 
+    /** @return the fence epoch a run id of this engine carries ({@code e<epoch>-...}), or -1 for another form */
+    static long epochOf(RunId id) {
+        String v = id.value();
+        int dash = v.indexOf('-');
+        if (!v.startsWith("e") || dash < 2) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(v.substring(1, dash));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /**
      * Deletes the runs of the log that the current layers do not name (written for a manifest that was never
-     * published, or compaction inputs whose delete a crash interrupted). Call after the open, before any flush.
+     * published, or compaction inputs whose delete a crash interrupted) and that earlier owners wrote: run ids carry
+     * the writer's fence epoch, and runs of this epoch or a later one are never collected. Runs beside flushes.
      *
      * @return runs deleted
      */
     int collectOrphans() {
+        List<RunInfo> stored = calls.call("run list", () -> store.list(log));
         Set<String> live = new HashSet<>();
-        for (RunHandle r : state.layers.current().runs()) {
+        for (RunHandle r : state.layers.current().runs()) { // read after the list: a run retired meanwhile stays
             live.add(r.ref.id().value());
         }
+        live.addAll(state.layers.retiredIds());
         int n = 0;
-        for (RunInfo info : calls.call("run list", () -> store.list(log))) {
-            if (!live.contains(info.id().value())) {
+        for (RunInfo info : stored) {
+            long epoch = epochOf(info.id());
+            // only runs of earlier owners: a newer owner's runs (a process that took the log over while this one
+            // still ran) and this process's own (a flush may be about to publish them) are never touched
+            if (!live.contains(info.id().value()) && epoch >= 0 && epoch < fence.epoch()) {
                 deleteQuietly(info.id());
                 n++;
             }

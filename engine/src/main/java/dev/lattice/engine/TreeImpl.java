@@ -146,6 +146,9 @@ final class TreeImpl implements Tree {
             throw failure;
         }
         ctx.atomics.resolveAtOpen(t);
+        for (LogPipeline lp : t.pipelines) {
+            lp.opened();
+        }
         long max = 0;
         for (LogPipeline lp : t.pipelines) {
             max = Math.max(max, lp.state.maxVersion);
