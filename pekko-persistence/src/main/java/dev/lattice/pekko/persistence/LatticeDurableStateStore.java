@@ -6,7 +6,7 @@ import org.apache.pekko.Done;
 import org.apache.pekko.persistence.state.exception.DeleteRevisionException;
 import org.apache.pekko.persistence.state.javadsl.DurableStateUpdateStore;
 import org.apache.pekko.persistence.state.javadsl.GetObjectResult;
-import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.actor.ExtendedActorSystem;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -51,13 +51,13 @@ public final class LatticeDurableStateStore implements DurableStateUpdateStore<O
 
     /**
      * @param tree the tree holding the objects
-     * @param serialization the actor system's serialization
+     * @param system the actor system (its serialization writes the objects)
      * @param threads the executor running the Lattice calls (owned by the caller)
      * @throws NullPointerException if an argument is null
      */
-    public LatticeDurableStateStore(Tree tree, Serialization serialization, ExecutorService threads) {
+    public LatticeDurableStateStore(Tree tree, ExtendedActorSystem system, ExecutorService threads) {
         this.tree = Objects.requireNonNull(tree, "tree");
-        this.codec = new PayloadCodec(Objects.requireNonNull(serialization, "serialization"));
+        this.codec = new PayloadCodec(Objects.requireNonNull(system, "system"));
         this.threads = Objects.requireNonNull(threads, "threads");
     }
 

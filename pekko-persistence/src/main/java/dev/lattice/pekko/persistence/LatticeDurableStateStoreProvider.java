@@ -4,7 +4,6 @@ import com.typesafe.config.Config;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.persistence.state.DurableStateStoreProvider;
 import org.apache.pekko.persistence.state.javadsl.DurableStateStore;
-import org.apache.pekko.serialization.SerializationExtension;
 
 import java.util.concurrent.ExecutorService;
 
@@ -36,7 +35,7 @@ public final class LatticeDurableStateStoreProvider implements DurableStateStore
         var tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
         ExecutorService threads = PluginThreads.pool("lattice-state-" + s.tree(), 2);
         system.registerOnTermination(threads::shutdown);
-        this.javaStore = new LatticeDurableStateStore(tree, SerializationExtension.get(system), threads);
+        this.javaStore = new LatticeDurableStateStore(tree, system, threads);
         this.scalaStore = new ScalaDurableStateStore(javaStore);
     }
 

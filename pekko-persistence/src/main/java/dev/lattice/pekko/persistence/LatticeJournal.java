@@ -42,6 +42,7 @@ import java.util.function.Consumer;
 public final class LatticeJournal extends AsyncWriteJournal {
 
     private final Serialization serialization;
+    private final PayloadCodec codec;
     private final JournalStore store;
     private final ExecutorService writer;
     private final ExecutorService readers;
@@ -57,6 +58,7 @@ public final class LatticeJournal extends AsyncWriteJournal {
     public LatticeJournal(Config config) {
         PluginSettings s = PluginSettings.fromConfig(config);
         this.serialization = SerializationExtension.get(context().system());
+        this.codec = new PayloadCodec((org.apache.pekko.actor.ExtendedActorSystem) context().system());
         var lattice = LatticeConnections.get(context().system()).lattice(s.connection());
         var tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
         this.store = new JournalStore(tree, s.replayBatchSize(), s.maxWriteKeys(), s.maxWriteBytes());
@@ -106,7 +108,7 @@ public final class LatticeJournal extends AsyncWriteJournal {
                 p = p.withPayload(t.payload());
             }
             seqs[i++] = p.sequenceNr();
-            events.add(serialization.findSerializerFor(p).toBinary(p));
+            events.add(codec.toBinary(p));
         }
         return new JournalStore.Batch(aw.persistenceId(), seqs, events);
     }

@@ -9,7 +9,6 @@ import org.apache.pekko.persistence.SelectedSnapshot;
 import org.apache.pekko.persistence.SnapshotMetadata;
 import org.apache.pekko.persistence.SnapshotSelectionCriteria;
 import org.apache.pekko.persistence.snapshot.japi.SnapshotStore;
-import org.apache.pekko.serialization.SerializationExtension;
 import scala.Option;
 import scala.concurrent.Future;
 
@@ -57,7 +56,7 @@ public final class LatticeSnapshotStore extends SnapshotStore {
      */
     public LatticeSnapshotStore(Config config) {
         PluginSettings s = PluginSettings.fromConfig(config);
-        this.codec = new PayloadCodec(SerializationExtension.get(context().system()));
+        this.codec = new PayloadCodec((org.apache.pekko.actor.ExtendedActorSystem) context().system());
         var lattice = LatticeConnections.get(context().system()).lattice(s.connection());
         this.tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
         this.batchSize = s.replayBatchSize();

@@ -1,6 +1,9 @@
 package dev.lattice.pekko.persistence;
 
+import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.serialization.Serialization;
+import org.apache.pekko.serialization.Serialization$;
+import org.apache.pekko.serialization.SerializationExtension;
 import org.apache.pekko.serialization.Serializer;
 import org.apache.pekko.serialization.Serializers;
 
@@ -16,10 +19,25 @@ import java.io.IOException;
  */
 final class PayloadCodec {
 
+    private final ExtendedActorSystem system;
     private final Serialization serialization;
 
-    PayloadCodec(Serialization serialization) {
-        this.serialization = serialization;
+    PayloadCodec(ExtendedActorSystem system) {
+        this.system = system;
+        this.serialization = SerializationExtension.get(system);
+    }
+
+    /**
+     * Serializes with the actor system's transport information set, so that actor references inside the object
+     * are written with the system's address.
+     *
+     * @param obj the object
+     * @return its bytes
+     * @throws RuntimeException if no serializer can write it
+     */
+    byte[] toBinary(Object obj) {
+        return Serialization$.MODULE$.withTransportInformation(system,
+                () -> serialization.findSerializerFor(obj).toBinary(obj));
     }
 
     /**
@@ -31,7 +49,7 @@ final class PayloadCodec {
     void write(DataOutputStream out, Object obj) throws IOException {
         Serializer ser = serialization.findSerializerFor(obj);
         String manifest = Serializers.manifestFor(ser, obj);
-        byte[] bytes = ser.toBinary(obj);
+        byte[] bytes = Serialization$.MODULE$.withTransportInformation(system, () -> ser.toBinary(obj));
         out.writeInt(ser.identifier());
         out.writeUTF(manifest);
         out.writeInt(bytes.length);
