@@ -105,8 +105,10 @@ public final class LatticeDurableStateStore implements DurableStateUpdateStore<O
      *
      * @param persistenceId the persistence id
      * @return completes when durable
+     * @deprecated as in Pekko: use {@link #deleteObject(String, long)}
      */
     @Override
+    @Deprecated
     public CompletionStage<Done> deleteObject(String persistenceId) {
         return run(() -> {
             tree.delete(Keys.state(persistenceId));

@@ -32,7 +32,7 @@ public final class LatticeDurableStateStoreProvider implements DurableStateStore
     public LatticeDurableStateStoreProvider(ExtendedActorSystem system, Config config, String configPath) {
         PluginSettings s = PluginSettings.fromConfig(config);
         var lattice = LatticeConnections.get(system).lattice(s.connection());
-        var tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
+        var tree = s.openTree(lattice);
         ExecutorService threads = PluginThreads.pool("lattice-state-" + s.tree(), 2);
         system.registerOnTermination(threads::shutdown);
         this.javaStore = new LatticeDurableStateStore(tree, system, threads);

@@ -60,7 +60,7 @@ public final class LatticeJournal extends AsyncWriteJournal {
         this.serialization = SerializationExtension.get(context().system());
         this.codec = new PayloadCodec((org.apache.pekko.actor.ExtendedActorSystem) context().system());
         var lattice = LatticeConnections.get(context().system()).lattice(s.connection());
-        var tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
+        var tree = s.openTree(lattice);
         this.store = new JournalStore(tree, s.replayBatchSize(), s.maxWriteKeys(), s.maxWriteBytes());
         String name = "lattice-journal-" + s.tree();
         this.writer = PluginThreads.pool(name + "-writer", 1);

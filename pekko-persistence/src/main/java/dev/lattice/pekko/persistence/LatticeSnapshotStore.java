@@ -58,7 +58,7 @@ public final class LatticeSnapshotStore extends SnapshotStore {
         PluginSettings s = PluginSettings.fromConfig(config);
         this.codec = new PayloadCodec((org.apache.pekko.actor.ExtendedActorSystem) context().system());
         var lattice = LatticeConnections.get(context().system()).lattice(s.connection());
-        this.tree = s.partitions() > 0 ? lattice.tree(s.tree(), s.partitions()) : lattice.tree(s.tree());
+        this.tree = s.openTree(lattice);
         this.batchSize = s.replayBatchSize();
         this.maxWriteKeys = s.maxWriteKeys();
         String name = "lattice-snapshots-" + s.tree();

@@ -60,4 +60,15 @@ public record PluginSettings(String connection, String tree, int partitions, int
         return new PluginSettings(c.getString("connection"), c.getString("tree"), c.getInt("partitions"),
                 c.getInt("replay-batch-size"), c.getInt("max-write-keys"), c.getBytes("max-write-bytes"));
     }
+
+    /**
+     * Opens (creating if needed) the plugin's tree with its partition count.
+     *
+     * @param lattice the plugin's Lattice
+     * @return the tree
+     * @throws RuntimeException as {@link dev.lattice.engine.Lattice#tree(String, int)}
+     */
+    public dev.lattice.engine.Tree openTree(dev.lattice.engine.Lattice lattice) {
+        return partitions > 0 ? lattice.tree(tree, partitions) : lattice.tree(tree);
+    }
 }

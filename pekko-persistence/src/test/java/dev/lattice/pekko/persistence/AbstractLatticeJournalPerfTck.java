@@ -58,7 +58,8 @@ public abstract class AbstractLatticeJournalPerfTck extends JavaJournalPerfSpec 
     public void beforeAll() {
         if (system().settings().config().getString("pekko.persistence.journal.plugin")
                 .equals("lattice.persistence.journal")) {
-            LatticeConnections.get(system()).lattice("lattice.persistence.connection").tree("pekko-journal");
+            PluginSettings.fromConfig(system().settings().config().getConfig("lattice.persistence.journal"))
+                    .openTree(LatticeConnections.get(system()).lattice("lattice.persistence.connection"));
         }
         super.beforeAll();
     }

@@ -41,7 +41,8 @@ public abstract class AbstractLatticeJournalTck extends JavaJournalSpec {
     /** Opens Lattice and the plugin's tree before the first test, so that its timeouts do not include the open. */
     @Override
     public void beforeAll() {
-        LatticeConnections.get(system()).lattice("lattice.persistence.connection").tree("pekko-journal");
+        PluginSettings.fromConfig(system().settings().config().getConfig("lattice.persistence.journal"))
+                .openTree(LatticeConnections.get(system()).lattice("lattice.persistence.connection"));
         super.beforeAll();
     }
 }

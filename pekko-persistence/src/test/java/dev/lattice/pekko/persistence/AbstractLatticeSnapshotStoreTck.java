@@ -30,7 +30,8 @@ public abstract class AbstractLatticeSnapshotStoreTck extends JavaSnapshotStoreS
     /** Opens Lattice and the plugin's tree before the first test, so that its timeouts do not include the open. */
     @Override
     public void beforeAll() {
-        LatticeConnections.get(system()).lattice("lattice.persistence.connection").tree("pekko-snapshots");
+        PluginSettings.fromConfig(system().settings().config().getConfig("lattice.persistence.snapshot-store"))
+                .openTree(LatticeConnections.get(system()).lattice("lattice.persistence.connection"));
         super.beforeAll();
     }
 }
