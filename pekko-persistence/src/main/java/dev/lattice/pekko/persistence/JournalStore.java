@@ -164,6 +164,10 @@ final class JournalStore {
                 }
                 running.put(pid, b.sequenceNrs()[b.sequenceNrs().length - 1]);
                 included++;
+            } catch (OwnershipLostException | LatticeShuttingDownException e) {
+                // the tree is no longer ours (another process claimed its logs) or closing: nothing is written
+                Arrays.fill(rejected, e);
+                return asList(rejected);
             } catch (IllegalArgumentException | IllegalStateException e) {
                 if (chunk.size() > 1) {
                     return writeSingly(chunk);
@@ -193,7 +197,11 @@ final class JournalStore {
                         + running.keySet() + " meanwhile; nothing of this write was stored", e) : e);
             }
         }
-        List<Optional<Exception>> out = new ArrayList<>(chunk.size());
+        return asList(rejected);
+    }
+
+    private static List<Optional<Exception>> asList(Exception[] rejected) {
+        List<Optional<Exception>> out = new ArrayList<>(rejected.length);
         for (Exception e : rejected) {
             out.add(Optional.ofNullable(e));
         }
