@@ -417,7 +417,7 @@ final class TreeImpl implements Tree {
     @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> submit(WalRecord.Mutation m) {
         PendingWrite w = new PendingWrite(m);
-        pipeline(m.key()).submit(w);
+        pipeline(m.key()).submitAsync(w);
         return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
     }
 
@@ -544,7 +544,50 @@ final class TreeImpl implements Tree {
 
     @Override
     public void putAll(Map<String, byte[]> entries) {
-        await(putAllAsync(entries));
+        List<WalRecord.Mutation> ms = mutationsOf(entries);
+        if (ms.isEmpty()) {
+            return;
+        }
+        List<List<PendingWrite>> perLog = new ArrayList<>(java.util.Collections.nCopies(pipelines.length, null));
+        CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
+        for (int i = 0; i < fs.length; i++) {
+            WalRecord.Mutation m = ms.get(i);
+            PendingWrite w = new PendingWrite(m);
+            int p = partitionOf(m.key(), pipelines.length);
+            if (perLog.get(p) == null) {
+                perLog.set(p, new ArrayList<>());
+            }
+            perLog.get(p).add(w);
+            fs[i] = w.future;
+        }
+        CompletableFuture<Void> all = CompletableFuture.allOf(fs);
+        LogPipeline.lead(all, me -> {
+            for (int p = 0; p < perLog.size(); p++) {
+                if (perLog.get(p) != null) {
+                    pipelines[p].submitAll(perLog.get(p), me);
+                }
+            }
+        });
+        await(all);
+    }
+
+    /** Validates a putAll's entries and checks the memory budget for all of them. */
+    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries) {
+        Objects.requireNonNull(entries, "entries");
+        List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
+        long add = 0;
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            byte[] kb = keyBytes(e.getKey());
+            byte[] v = value(e.getValue());
+            add += PartitionState.estimate(e.getKey(), v);
+            ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
+        }
+        long used = ctx.memoryUsed.get();
+        if (used + add > ctx.config.memoryBudgetBytes) {
+            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
+                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes)");
+        }
+        return ms;
     }
 
     @Override
@@ -579,20 +622,7 @@ final class TreeImpl implements Tree {
 
     @Override
     public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries) {
-        Objects.requireNonNull(entries, "entries");
-        List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
-        long add = 0;
-        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
-            byte[] kb = keyBytes(e.getKey());
-            byte[] v = value(e.getValue());
-            add += PartitionState.estimate(e.getKey(), v);
-            ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
-        }
-        long used = ctx.memoryUsed.get();
-        if (used + add > ctx.config.memoryBudgetBytes) {
-            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
-                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes)");
-        }
+        List<WalRecord.Mutation> ms = mutationsOf(entries);
         CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
         for (int i = 0; i < fs.length; i++) {
             fs[i] = submit(ms.get(i));
