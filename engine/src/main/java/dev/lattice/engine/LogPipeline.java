@@ -90,6 +90,9 @@ final class LogPipeline {
     private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
     private int staging;
     private boolean committing;
+    // the next batch's lead was offered to a waiting writer (under lock); leadStep is that step
+    private boolean leadOffered;
+    private final Runnable leadStep = this::leadNext;
     private boolean failed;
     private boolean recovering;
     private Throwable failure;
@@ -729,6 +732,9 @@ final class LogPipeline {
         }
         admitOverflow();
         maybeCommit();
+        if (!paused && !queue.isEmpty() && !busy() && handOffLead()) {
+            return;
+        }
         while (!paused && !queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
                 && (!busy() || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
             cut();
@@ -737,9 +743,57 @@ final class LogPipeline {
         maybeCommit();
     }
 
-    /** Whether the log's I/O is busy (a stage or a commit runs), so waiting writes gather into the next batch. */
+    /**
+     * Whether the log's I/O is busy (a stage or a commit runs, or the next batch's leader is being woken), so
+     * waiting writes gather into the next batch.
+     */
     private boolean busy() {
-        return staging > 0 || committing;
+        return staging > 0 || committing || leadOffered;
+    }
+
+    /**
+     * Under lock, on an idle log with writes queued, when this thread takes no more steps (its own write is
+     * answered): hands the next batch to the first blocking writer in the queue, which cuts it when it runs. The
+     * batch is cut then, not now, so that the writers answered by the batch just committed, which come back while
+     * the leader wakes, join it (two groups of writers would otherwise alternate, each half the size).
+     *
+     * @return true if the lead was handed off (nothing is cut now)
+     */
+    private boolean handOffLead() {
+        if (!localCalls) {
+            return false;
+        }
+        StepRunner me = StepRunner.current();
+        if (me.takesSteps()) {
+            return false;
+        }
+        int looked = 0;
+        for (PendingWrite w : queue) {
+            if (looked++ >= 16) {
+                break;
+            }
+            StepRunner r = w.waiter;
+            if (r != null && r != me && !w.future.isDone()) {
+                leadOffered = true;
+                if (r.offer(leadStep)) {
+                    return true;
+                }
+                leadOffered = false;
+            }
+        }
+        return false;
+    }
+
+    /** The step of a writer handed the lead: cuts (and usually runs) the next batch. */
+    private void leadNext() {
+        lock.lock();
+        try {
+            leadOffered = false;
+            pump();
+            maybeRecover();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void cut() {

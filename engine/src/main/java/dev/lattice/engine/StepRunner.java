@@ -78,6 +78,11 @@ final class StepRunner {
         accepting = outerAccepting;
     }
 
+    /** Own thread: whether {@link #offerLocal} would take a step now. */
+    boolean takesSteps() {
+        return accepting && (waitingFor == null || !waitingFor.isDone());
+    }
+
     /**
      * Own thread: a step for this thread to run after the current one, if it takes steps now (waiting for a write
      * that is not answered yet, or running a pooled step).
@@ -85,7 +90,7 @@ final class StepRunner {
      * @return false if the thread does not take it (the caller then offers it elsewhere)
      */
     boolean offerLocal(Runnable step) {
-        if (!accepting || (waitingFor != null && waitingFor.isDone())) {
+        if (!takesSteps()) {
             return false;
         }
         local.add(step);
