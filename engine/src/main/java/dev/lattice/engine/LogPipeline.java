@@ -366,10 +366,10 @@ final class LogPipeline {
         CompletableFuture<?> outer = me.outerWait();
         boolean outerAccepting = me.outerAccepting();
         w.waiter = me;
-        me.begin(w.future);
+        boolean wasClosed = me.begin(w.future, true);
         try {
             submit(w);
-            me.await();
+            me.await(wasClosed);
         } finally {
             me.end(outer, outerAccepting);
         }
@@ -407,16 +407,16 @@ final class LogPipeline {
 
     /**
      * A blocking caller's multi-write: {@code submit} admits the writes (through {@link #submitAll}), then this thread
-     * runs the log work handed to it until {@code all} completes ({@link StepRunner#await}).
+     * runs the log work handed to it until {@code all} completes ({@link StepRunner#await(boolean)}).
      */
     static void lead(CompletableFuture<?> all, java.util.function.Consumer<StepRunner> submit) {
         StepRunner me = StepRunner.current();
         CompletableFuture<?> outer = me.outerWait();
         boolean outerAccepting = me.outerAccepting();
-        me.begin(all);
+        boolean wasClosed = me.begin(all, false);
         try {
             submit.accept(me);
-            me.await();
+            me.await(wasClosed);
         } finally {
             me.end(outer, outerAccepting);
         }

@@ -11,8 +11,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The per-thread runner of log pipeline steps (stage, commit, recovery): how a write runs on its caller's thread.
  *
- * <p>A thread takes steps only while it waits for its own blocking write ({@link #begin}, {@link #await}) or while it
- * runs a step on the engine's pool ({@link #runPooled}). Steps that the thread hands itself go to a local queue and
+ * <p>A thread takes steps only while it waits for its own blocking write ({@link #begin}, {@link #await(boolean)})
+ * or while it runs a step on the engine's pool ({@link #runPooled}). Steps that the thread hands itself go to a local queue and
  * run in order once the current step returns; a step that another thread offers goes to {@link #slot} and wakes the
  * waiter: that is how the first writer of the next batch becomes its leader. A waiting writer spins briefly, then
  * yields, then parks until its write is answered or it is offered a step. A thread whose own write is answered takes
@@ -65,11 +65,20 @@ final class StepRunner {
 
     /**
      * Own thread: from now on takes the steps it dispatches itself, until {@code done} completes. Call before
-     * submitting the write, then {@link #await}, then {@link #end}.
+     * submitting the write, then {@link #await(boolean)}, then {@link #end}.
+     *
+     * @param takeOffers also take steps other threads offer from now on (a single write: it can be offered steps
+     *     only once it is queued, after any wait for room); otherwise only from {@link #await} on
+     * @return whether offers were closed before (hand it to {@link #await(boolean)})
      */
-    void begin(CompletableFuture<?> done) {
+    boolean begin(CompletableFuture<?> done, boolean takeOffers) {
         waitingFor = done;
         accepting = true;
+        boolean closed = slot.get() == CLOSED;
+        if (takeOffers && closed) {
+            slot.compareAndSet(CLOSED, null);
+        }
+        return closed;
     }
 
     /** Own thread: restores the state saved before {@link #begin} (a blocking write inside a step or callback). */
@@ -129,13 +138,9 @@ final class StepRunner {
      * Own thread, after {@link #begin}: runs the steps it is handed and offered until the awaited write is answered
      * (spinning, then yielding, then parking while there is nothing to run).
      */
-    void await() {
+    void await(boolean wasClosed) {
         CompletableFuture<?> done = waitingFor;
-        Object entry = slot.get();
-        boolean wasClosed = entry == CLOSED;
-        if (wasClosed) {
-            slot.compareAndSet(CLOSED, null);
-        }
+        slot.compareAndSet(CLOSED, null);
         int idle = 0;
         boolean interrupted = false;
         while (true) {
