@@ -142,7 +142,6 @@ final class StepRunner {
         CompletableFuture<?> done = waitingFor;
         slot.compareAndSet(CLOSED, null);
         int idle = 0;
-        boolean interrupted = false;
         while (true) {
             Runnable r = local.poll();
             if (r == null) {
@@ -169,14 +168,13 @@ final class StepRunner {
             } else {
                 // woken by an offer or by the answer; the timeout is only a safety net
                 LockSupport.parkNanos(this, PARK_NANOS);
-                if (Thread.interrupted()) {
-                    interrupted = true; // the write cannot be called back: wait for its answer, keep the flag
-                }
+            }
+            if (Thread.currentThread().isInterrupted() && local.isEmpty() && slot.compareAndSet(null, CLOSED)) {
+                // interrupted while holding no step: stop waiting (the write goes on; the caller reports the
+                // interrupt, flag set); steps of the write's batch now go to other writers or the pool
+                break;
             }
             idle++;
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
         if (!wasClosed) {
             slot.set(null); // an outer wait (this was nested in a step it ran) still takes offers
