@@ -432,13 +432,31 @@ final class TreeImpl implements Tree {
     }
 
     private void checkBudget(String key, byte[] value) {
+        checkBudget(key, value, true);
+    }
+
+    /**
+     * @param mayWait false for an asynchronous write: when the memtables hold the whole budget it does not wait for
+     *     flushes but fails at once with {@link LatticeSaturatedException} (the flushes are still asked for)
+     */
+    private void checkBudget(String key, byte[] value, boolean mayWait) {
         long used = ctx.memoryUsed.get();
         long add = PartitionState.estimate(key, value);
         long budget = ctx.config.memoryBudgetBytes;
         if (used + add > budget * 3 / 4 || used + add > budget) {
             LogPipeline lp = pipeline(key);
             if (lp.hasRuns()) {
-                awaitFlush(lp, add, budget);
+                if (mayWait) {
+                    awaitFlush(lp, add, budget);
+                } else {
+                    ctx.requestFlushes(lp);
+                    if (ctx.memoryUsed.get() + add > budget) {
+                        throw new LatticeSaturatedException("asynchronous write to '" + name + "' refused at once:"
+                                + " the memtables hold " + ctx.memoryUsed.get() + " bytes of the " + budget
+                                + "-byte memory budget and flushes are behind (a blocking write waits up to "
+                                + ctx.config.admissionTimeout.toMillis() + " ms for them)", null);
+                    }
+                }
                 return;
             }
         }
@@ -653,7 +671,11 @@ final class TreeImpl implements Tree {
     public CompletableFuture<Long> putAsync(String key, byte[] value) {
         byte[] kb = keyBytes(key);
         byte[] v = value(value);
-        checkBudget(key, v);
+        try {
+            checkBudget(key, v, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return submit(WalRecord.Mutation.put(key, kb, v));
     }
 
@@ -669,7 +691,11 @@ final class TreeImpl implements Tree {
         if (expectedVersion < 0) {
             throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
         }
-        checkBudget(key, v);
+        try {
+            checkBudget(key, v, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return submit(WalRecord.Mutation.putIfVersion(key, kb, v, expectedVersion));
     }
 
