@@ -19,11 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.io.ByteArrayInputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,7 +40,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Key locks: a multi-log atomic write locks its keys in each participant log from before its prepare entry is
  * admitted until its resolve entry is applied, so no other entry on those keys lies between the two in the log.
- * Writes on a locked key wait in {@link #parked} (in arrival order) and are admitted when the lock is released.
+ * Writes on a locked key wait in {@link KeyLocks} (in arrival order) and are admitted when the lock is released.
  */
 final class LogPipeline {
 
@@ -112,22 +108,8 @@ final class LogPipeline {
     private volatile SaturationState saturation = SaturationState.HEALTHY;
     private final AtomicInteger inFlightGauge = new AtomicInteger();
 
-    /** A multi-log atomic write waiting to lock its keys in this log. */
-    private static final class LockRequest {
-        final Txn txn;
-        final List<String> keys;
-        final CompletableFuture<Void> granted = new CompletableFuture<>();
-
-        LockRequest(Txn txn, List<String> keys) {
-            this.txn = txn;
-            this.keys = keys;
-        }
-    }
-
-    // key locks (under lock): key -> owner; owner id -> its keys; writes and lock requests waiting on them
-    private final HashMap<String, Txn> locks = new HashMap<>();
-    private final HashMap<String, List<String>> lockedKeys = new HashMap<>();
-    private final ArrayDeque<Object> parked = new ArrayDeque<>();
+    // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
+    private final KeyLocks keyLocks = new KeyLocks();
 
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
     private long entriesSinceCheckpoint;
@@ -559,7 +541,7 @@ final class LogPipeline {
             for (; i < ws.size(); i++) {
                 PendingWrite w = ws.get(i);
                 w.waiter = me; // wakes the caller when answered (and may be handed steps, for local calls)
-                if (closing || refusal() != null || (!locks.isEmpty() && conflicts(w.keys(), w.txn))
+                if (closing || refusal() != null || keyLocks.blocks(w)
                         || !overflow.isEmpty() || !hasRoom(w)) {
                     break; // the general path below answers or parks it
                 }
@@ -617,8 +599,8 @@ final class LogPipeline {
                     fail(w, refused);
                     return;
                 }
-                if (!locks.isEmpty() && conflicts(w.keys(), w.txn)) {
-                    parked.add(w);
+                if (keyLocks.blocks(w)) {
+                    keyLocks.park(w);
                     return;
                 }
                 if (overflow.isEmpty() && hasRoom(w)) {
@@ -675,8 +657,8 @@ final class LogPipeline {
                 fail(w, refused);
                 return;
             }
-            if (!locks.isEmpty() && conflicts(w.keys(), w.txn)) {
-                parked.add(w);
+            if (keyLocks.blocks(w)) {
+                keyLocks.park(w);
                 return;
             }
             if (overflow.isEmpty() && hasRoom(w)) {
@@ -751,23 +733,6 @@ final class LogPipeline {
 
     // ------------------------------------------------------------------ key locks
 
-    private boolean conflicts(List<String> keys, Txn owner) {
-        for (String k : keys) {
-            Txn o = locks.get(k);
-            if (o != null && o != owner) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void grant(Txn t, List<String> keys) {
-        for (String k : keys) {
-            locks.put(k, t);
-        }
-        lockedKeys.computeIfAbsent(t.id, id -> new ArrayList<>()).addAll(keys);
-    }
-
     /**
      * Locks {@code keys} for the atomic write {@code t} in this log, now or once no other write holds any of them.
      *
@@ -785,13 +750,7 @@ final class LogPipeline {
                 return CompletableFuture.failedFuture(new WriteFailedException("log " + log
                         + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
             }
-            if (conflicts(keys, t)) {
-                LockRequest r = new LockRequest(t, keys);
-                parked.add(r);
-                return r.granted;
-            }
-            grant(t, keys);
-            return CompletableFuture.completedFuture(null);
+            return keyLocks.lock(t, keys);
         } finally {
             lock.unlock();
         }
@@ -801,7 +760,7 @@ final class LogPipeline {
     void lockNow(Txn t, List<String> keys) {
         lock.lock();
         try {
-            grant(t, keys);
+            keyLocks.lockNow(t, keys);
         } finally {
             lock.unlock();
         }
@@ -809,70 +768,22 @@ final class LogPipeline {
 
     /** Releases the key locks of atomic write {@code id} (and drops its waiting lock request) and admits who waited. */
     void releaseLocks(String id) {
-        List<LockRequest> granted = new ArrayList<>();
+        List<CompletableFuture<Void>> granted;
         lock.lock();
         try {
-            parked.removeIf(o -> o instanceof LockRequest r && r.txn.id.equals(id));
-            List<String> ks = lockedKeys.remove(id);
-            if (ks != null) {
-                for (String k : ks) {
-                    Txn o = locks.get(k);
-                    if (o != null && o.id.equals(id)) {
-                        locks.remove(k);
-                    }
-                }
-            }
-            admitParked(granted);
+            granted = keyLocks.release(id, this::enqueue);
             pump();
         } finally {
             lock.unlock();
         }
-        for (LockRequest r : granted) {
-            r.granted.complete(null);
-        }
-    }
-
-    /** Under lock: admits parked writes and grants parked lock requests that no lock (or earlier waiter) blocks. */
-    private void admitParked(List<LockRequest> granted) {
-        if (parked.isEmpty()) {
-            return;
-        }
-        Set<String> blocked = new HashSet<>();
-        Iterator<Object> it = parked.iterator();
-        while (it.hasNext()) {
-            Object o = it.next();
-            List<String> ks = o instanceof PendingWrite w ? w.keys() : ((LockRequest) o).keys;
-            Txn owner = o instanceof PendingWrite w ? w.txn : ((LockRequest) o).txn;
-            boolean wait = conflicts(ks, owner);
-            for (int i = 0; !wait && i < ks.size(); i++) {
-                wait = blocked.contains(ks.get(i));
-            }
-            if (wait) {
-                blocked.addAll(ks);
-                continue;
-            }
-            it.remove();
-            if (o instanceof PendingWrite w) {
-                queue.add(w);
-                queuedBytes += w.entry.length;
-            } else {
-                LockRequest r = (LockRequest) o;
-                grant(r.txn, r.keys);
-                granted.add(r);
-            }
+        for (CompletableFuture<Void> g : granted) {
+            g.complete(null);
         }
     }
 
     /** Under lock: fails every parked write and lock request. */
     private void failParked(java.util.function.Supplier<RuntimeException> cause) {
-        Object o;
-        while ((o = parked.poll()) != null) {
-            if (o instanceof PendingWrite w) {
-                fail(w, cause.get());
-            } else {
-                ((LockRequest) o).granted.completeExceptionally(cause.get());
-            }
-        }
+        keyLocks.failAll(cause, w -> fail(w, cause.get()));
     }
 
     /** @return true while this process can still write the log (not fenced out, not closing) */
