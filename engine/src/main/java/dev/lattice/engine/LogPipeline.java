@@ -110,6 +110,7 @@ final class LogPipeline {
 
     // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
     private final KeyLocks keyLocks = new KeyLocks();
+    private final ProviderRetry retry;
 
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
     private long entriesSinceCheckpoint;
@@ -151,6 +152,7 @@ final class LogPipeline {
         this.state = state;
         this.nextOffset = committedTail + 1;
         this.lastCheckpointOffset = lastCheckpointOffset;
+        this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
         adoptProviderTraits();
@@ -916,7 +918,7 @@ final class LogPipeline {
     }
 
     private Throwable stageCall(Batch b) {
-        return withRetries("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
+        return retry.run("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
                 .error();
     }
 
@@ -993,7 +995,7 @@ final class LogPipeline {
      */
     private void runCommit(List<Batch> ready, long through, boolean fromStage) {
         long started = System.nanoTime();
-        CallOutcome outcome = withRetries("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
+        ProviderRetry.Outcome outcome = retry.run("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
                 commitTimer);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
@@ -1044,41 +1046,12 @@ final class LogPipeline {
         }
     }
 
-    /** The outcome of a provider call made with bounded retries of transient failures. */
-    private record CallOutcome(Throwable error, boolean hadTransientFailure) {
-    }
-
-    /**
-     * Runs a provider call, retrying {@link ProviderUnavailableException} up to {@code maxRetries} times with
-     * backoff (same arguments, so a retried batch keeps its batch id); any other failure ends it at once.
-     */
-    private CallOutcome withRetries(String op, Runnable call, java.util.concurrent.atomic.LongAdder calls,
-                                    Timer timer) {
-        boolean transientSeen = false;
-        for (int attempt = 0; ; attempt++) {
-            long t0 = System.nanoTime();
-            try {
-                calls.increment();
-                watched(op, true, () -> {
-                    call.run();
-                    return null;
-                });
-                timer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                return new CallOutcome(null, transientSeen);
-            } catch (ProviderUnavailableException e) {
-                transientSeen = true;
-                if (attempt >= ctx.config.maxRetries) {
-                    return new CallOutcome(e, true);
-                }
-                retried(e);
-                ctx.backoff(attempt);
-            } catch (RuntimeException e) {
-                return new CallOutcome(e, transientSeen);
-            } catch (Error e) {
-                // e.g. InternalError from a failed access to a mapped file: the call's outcome is unknown
-                return new CallOutcome(new WalStorageException(log, op + " failed with " + e, e), true);
-            }
-        }
+    /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
+    private void watchedWrite(String op, Runnable call) {
+        watched(op, true, () -> {
+            call.run();
+            return null;
+        });
     }
 
     /**
