@@ -19,7 +19,8 @@ import java.util.SplittableRandom;
  *
  * <ul>
  *   <li>{@code put URI N THREADS}: N puts of 100-byte values (distinct keys) from THREADS threads after 20,000
- *       warm-up puts; prints the time per put and the engine's entries per commit.</li>
+ *       warm-up puts; prints the time per put, the engine's entries per commit and the voluntary context switches
+ *       of all the process's threads per put during the measured puts ({@code /proc/self/task}).</li>
  *   <li>{@code scan PARTITIONS N}: a {@code memory:} tree of 100,000 keys with PARTITIONS partitions, 20,000
  *       warm-up scans, then N scans of 100 keys from random starts; prints the time per scan.</li>
  * </ul>
@@ -52,14 +53,18 @@ public final class Probes {
                 t.put("warm" + i, v);
             }
             LatticeStats s0 = l.stats();
+            Map<String, Long> cs0 = dev.lattice.bench.report.ContextSwitches.perThread();
+            java.util.concurrent.atomic.AtomicLong writerSwitches = new java.util.concurrent.atomic.AtomicLong();
             long t0 = System.nanoTime();
             Thread[] ts = new Thread[threads];
             for (int k = 0; k < threads; k++) {
                 int first = k;
                 ts[k] = new Thread(() -> {
+                    long c0 = dev.lattice.bench.report.ContextSwitches.currentThread();
                     for (int i = first; i < n; i += threads) {
                         t.put("key" + i, v);
                     }
+                    writerSwitches.addAndGet(dev.lattice.bench.report.ContextSwitches.currentThread() - c0);
                 });
                 ts[k].start();
             }
@@ -67,10 +72,14 @@ public final class Probes {
                 x.join();
             }
             long ns = System.nanoTime() - t0;
+            long switches = dev.lattice.bench.report.ContextSwitches.delta(cs0,
+                    dev.lattice.bench.report.ContextSwitches.perThread()) + writerSwitches.get();
             LatticeStats s1 = l.stats();
             System.out.printf(Locale.ROOT, "put: %d puts, %d threads, %.1f us wall per put per thread, "
-                            + "%.2f entries per commit%n", n, threads, ns / 1e3 / n * threads,
-                    (double) (s1.entriesCommitted() - s0.entriesCommitted()) / (s1.commitCalls() - s0.commitCalls()));
+                            + "%.2f entries per commit, %.4f voluntary context switches per put (all threads)%n", n,
+                    threads, ns / 1e3 / n * threads,
+                    (double) (s1.entriesCommitted() - s0.entriesCommitted()) / (s1.commitCalls() - s0.commitCalls()),
+                    switches / (double) n);
         }
     }
 

@@ -19,11 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.io.ByteArrayInputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,11 +40,17 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Key locks: a multi-log atomic write locks its keys in each participant log from before its prepare entry is
  * admitted until its resolve entry is applied, so no other entry on those keys lies between the two in the log.
- * Writes on a locked key wait in {@link #parked} (in arrival order) and are admitted when the lock is released.
+ * Writes on a locked key wait in {@link KeyLocks} (in arrival order) and are admitted when the lock is released.
  */
 final class LogPipeline {
 
     private static final Logger LOG = LoggerFactory.getLogger(LogPipeline.class);
+    /**
+     * Stage and commit the head batch of an idle log as one step (one lock round less per write). Off: holding the
+     * commit role through the stage kept the flush policy's re-check (which needs the applier role) from running
+     * between a lone writer's puts, so flushes fell behind (ReplayAndCheckpointTest).
+     */
+    private static final boolean FUSE_STAGE_AND_COMMIT = false;
 
     private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
 
@@ -84,10 +86,15 @@ final class LogPipeline {
     private final Condition space = lock.newCondition();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
+    // asynchronous writes waiting for room in the queue (bounded like the queue; see submitAsync)
+    private final ArrayDeque<PendingWrite> overflow = new ArrayDeque<>();
     private long queuedBytes;
     private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
     private int staging;
     private boolean committing;
+    // the next batch's lead was offered to a waiting writer (under lock); leadStep is that step
+    private boolean leadOffered;
+    private final Runnable leadStep = this::leadNext;
     private boolean failed;
     private boolean recovering;
     private Throwable failure;
@@ -107,22 +114,9 @@ final class LogPipeline {
     private volatile SaturationState saturation = SaturationState.HEALTHY;
     private final AtomicInteger inFlightGauge = new AtomicInteger();
 
-    /** A multi-log atomic write waiting to lock its keys in this log. */
-    private static final class LockRequest {
-        final Txn txn;
-        final List<String> keys;
-        final CompletableFuture<Void> granted = new CompletableFuture<>();
-
-        LockRequest(Txn txn, List<String> keys) {
-            this.txn = txn;
-            this.keys = keys;
-        }
-    }
-
-    // key locks (under lock): key -> owner; owner id -> its keys; writes and lock requests waiting on them
-    private final HashMap<String, Txn> locks = new HashMap<>();
-    private final HashMap<String, List<String>> lockedKeys = new HashMap<>();
-    private final ArrayDeque<Object> parked = new ArrayDeque<>();
+    // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
+    private final KeyLocks keyLocks = new KeyLocks();
+    private final ProviderRetry retry;
 
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
     private long entriesSinceCheckpoint;
@@ -164,6 +158,7 @@ final class LogPipeline {
         this.state = state;
         this.nextOffset = committedTail + 1;
         this.lastCheckpointOffset = lastCheckpointOffset;
+        this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
         this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
         this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
         adoptProviderTraits();
@@ -483,99 +478,175 @@ final class LogPipeline {
         return saturation;
     }
 
-    // ------------------------------------------------------------------ leading on the caller's thread
+    // ------------------------------------------------------------------ steps on the writers' threads
 
-    /**
-     * A blocking writer that runs its own log's work (stage, commit, recovery) on its own thread instead of handing
-     * it to the I/O pool: the lone writer of an idle log pays the provider calls and nothing else. It takes one task
-     * at a time, and none once its own write is answered, so under load it does not keep leading other writers'
-     * batches.
-     */
-    private static final class Leader {
-        final LogPipeline pipeline;
-        final PendingWrite own;
-        Runnable task;
-
-        Leader(LogPipeline pipeline, PendingWrite own) {
-            this.pipeline = pipeline;
-            this.own = own;
-        }
+    /** Under lock: runs a step on this thread, on a waiting writer's thread, or on the pool (see {@link #dispatch(Runnable, Batch, boolean)}). */
+    private void dispatch(Runnable step) {
+        dispatch(step, null, false);
     }
 
-    private static final ThreadLocal<Leader> LEADER = new ThreadLocal<>();
-
-    /** Under lock: runs a task on the leading caller's thread when it can take it, else on the I/O pool. */
-    private void dispatch(Runnable task) {
-        Leader l = LEADER.get();
-        if (l != null && l.pipeline == this && l.task == null && !l.own.future.isDone()) {
-            l.task = task;
+    /**
+     * Under lock: for a provider with local calls ({@link ProviderFeature#LOCAL_CALLS}), runs {@code step} on a
+     * writer's thread instead of the pool: first on a blocking writer of {@code batch} (when {@code preferBatch}:
+     * the first writer of a new batch leads it), then on this thread if it takes steps (its own write not answered
+     * yet, or a pooled step), then on any blocking writer waiting in flight or in the queue. Otherwise, and always for
+     * remote providers (whose calls stay on the pool, where the call deadline answers callers), on the I/O pool.
+     */
+    private void dispatch(Runnable step, Batch batch, boolean preferBatch) {
+        if (localCalls) {
+            StepRunner me = StepRunner.current();
+            if (preferBatch && batch != null && offerToWaiter(step, batch.writes, me)) {
+                return;
+            }
+            if (me.offerLocal(step)) {
+                return;
+            }
+            if (batch != null && !preferBatch && offerToWaiter(step, batch.writes, me)) {
+                return;
+            }
+            for (Batch b : inFlight) {
+                if (b != batch && offerToWaiter(step, b.writes, me)) {
+                    return;
+                }
+            }
+            int looked = 0;
+            for (PendingWrite w : queue) {
+                if (looked++ >= 16) {
+                    break;
+                }
+                if (w.waiter != null && w.waiter != me && !w.future.isDone() && w.waiter.offer(step)) {
+                    return;
+                }
+            }
+            ctx.io.execute(() -> StepRunner.current().runPooled(step));
             return;
         }
-        ctx.io.execute(task);
+        ctx.io.execute(step);
+    }
+
+    /** Under lock: offers a step to the first blocking writer of {@code writes} that still waits (or takes it here). */
+    private static boolean offerToWaiter(Runnable step, List<PendingWrite> writes, StepRunner me) {
+        for (int i = 0, n = writes.size(); i < n; i++) {
+            PendingWrite w = writes.get(i);
+            StepRunner r = w.waiter;
+            if (r == null || w.future.isDone()) {
+                continue;
+            }
+            if (r == me ? me.offerLocal(step) : r.offer(step)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
-     * Admits a write for a caller that blocks until it is answered, and leads: the stage, commit and apply that
-     * carry the write run on this thread when the log is idle. Only for providers whose calls are local
-     * ({@link ProviderFeature#LOCAL_CALLS}): a remote call stays on the pool, where the call deadline answers the
-     * caller whatever the backend does. Returns when the caller's thread has nothing more to run for the log (usually
-     * with the write answered; otherwise the caller waits on its future).
+     * Admits a write for a caller that blocks until it is answered, and takes part in the log's work meanwhile: on an
+     * idle log of a provider with local calls the write's stage, commit and apply run on this thread; when other
+     * writers keep the log busy it waits (spin, yield, park) until its write is answered or it is handed the next
+     * batch to lead. Returns with the write answered.
      */
     void submitAndLead(PendingWrite w) {
         if (!localCalls) {
             submit(w);
             return;
         }
-        Leader l = new Leader(this, w);
-        Leader outer = LEADER.get();
-        LEADER.set(l);
+        StepRunner me = StepRunner.current();
+        CompletableFuture<?> outer = me.outerWait();
+        boolean outerAccepting = me.outerAccepting();
+        w.waiter = me;
+        boolean wasClosed = me.begin(w.future, true);
         try {
             submit(w);
-            Runnable t;
-            while ((t = l.task) != null) {
-                l.task = null;
-                t.run();
-            }
+            me.await(wasClosed);
         } finally {
-            if (outer == null) {
-                LEADER.remove();
-            } else {
-                LEADER.set(outer);
+            me.end(outer, outerAccepting);
+        }
+    }
+
+    /**
+     * Admits the writes of a blocking {@code putAll} that fall in this log in one go (each waiting for room up to the
+     * admission timeout, in order) for a caller that then leads with {@link #awaitAll}; the batches they form are
+     * staged and committed on the caller's thread where the provider's calls are local.
+     */
+    void submitAll(List<PendingWrite> ws, StepRunner me) {
+        int i = 0;
+        lock.lock();
+        try {
+            for (; i < ws.size(); i++) {
+                PendingWrite w = ws.get(i);
+                w.waiter = me; // wakes the caller when answered (and may be handed steps, for local calls)
+                if (closing || refusal() != null || keyLocks.blocks(w)
+                        || !overflow.isEmpty() || !hasRoom(w)) {
+                    break; // the general path below answers or parks it
+                }
+                enqueue(w);
             }
+            updateSaturation();
+            pump();
+        } finally {
+            lock.unlock();
+        }
+        for (; i < ws.size(); i++) {
+            me.runLocal(); // what this thread owes the log before it may wait for room
+            ws.get(i).waiter = me;
+            submit(ws.get(i));
+        }
+    }
+
+    /**
+     * A blocking caller's multi-write: {@code submit} admits the writes (through {@link #submitAll}), then this thread
+     * runs the log work handed to it until {@code all} completes ({@link StepRunner#await(boolean)}).
+     */
+    static void lead(CompletableFuture<?> all, java.util.function.Consumer<StepRunner> submit) {
+        StepRunner me = StepRunner.current();
+        CompletableFuture<?> outer = me.outerWait();
+        boolean outerAccepting = me.outerAccepting();
+        boolean wasClosed = me.begin(all, false);
+        try {
+            submit.accept(me);
+            me.await(wasClosed);
+        } finally {
+            me.end(outer, outerAccepting);
         }
     }
 
     // ------------------------------------------------------------------ admission
 
-    /** Admits a write (waiting up to the admission timeout for room) or completes its future exceptionally. */
+    /**
+     * Admits a write for a blocking caller, waiting up to the admission timeout for room, or completes its future
+     * exceptionally ({@link LatticeSaturatedException} when the queue stayed full).
+     */
     void submit(PendingWrite w) {
         long timeoutNanos = ctx.config.admissionTimeout.toNanos();
-        long start = System.nanoTime();
+        long start = 0;
         boolean waited = false;
         lock.lock();
         try {
             while (true) {
                 if (closing) {
-                    w.future.completeExceptionally(new LatticeShuttingDownException(
+                    fail(w, new LatticeShuttingDownException(
                             "lattice is closing; write to " + log + " not admitted"));
                     return;
                 }
                 RuntimeException refused = refusal();
                 if (refused != null) {
-                    w.future.completeExceptionally(refused);
+                    fail(w, refused);
                     return;
                 }
-                if (!locks.isEmpty() && conflicts(w.keys(), w.txn)) {
-                    parked.add(w);
+                if (keyLocks.blocks(w)) {
+                    keyLocks.park(w);
                     return;
                 }
-                if (hasRoom(w)) {
+                if (overflow.isEmpty() && hasRoom(w)) {
                     break;
                 }
-                waited = true;
+                if (!waited) {
+                    waited = true;
+                    start = System.nanoTime();
+                }
                 long left = timeoutNanos - (System.nanoTime() - start);
                 if (left <= 0) {
-                    w.future.completeExceptionally(new LatticeSaturatedException("log " + log
+                    fail(w, new LatticeSaturatedException("log " + log
                             + " admission queue stayed full for " + ctx.config.admissionTimeout.toMillis() + " ms ("
                             + queue.size() + " writes, " + queuedBytes + " bytes queued)", failure));
                     updateSaturation();
@@ -585,7 +656,7 @@ final class LogPipeline {
                     space.awaitNanos(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    w.future.completeExceptionally(new LatticeException("interrupted while waiting for admission to "
+                    fail(w, new LatticeException("interrupted while waiting for admission to "
                             + log, e));
                     return;
                 }
@@ -593,12 +664,86 @@ final class LogPipeline {
             if (waited) {
                 admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             }
-            queue.add(w);
-            queuedBytes += w.entry.length;
+            enqueue(w);
             updateSaturation();
             pump();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Admits a write of an asynchronous caller without blocking its thread. When the queue is full the write waits
+     * for room as part of its future (in {@link #overflow}, at most {@code maxQueuedEntriesPerLog} writes, admitted
+     * in order as batches are cut); when that is full too the future fails at once with
+     * {@link LatticeSaturatedException}. Other refusals complete the future exceptionally as {@link #submit} does.
+     */
+    void submitAsync(PendingWrite w) {
+        lock.lock();
+        try {
+            if (closing) {
+                fail(w, new LatticeShuttingDownException(
+                        "lattice is closing; write to " + log + " not admitted"));
+                return;
+            }
+            RuntimeException refused = refusal();
+            if (refused != null) {
+                fail(w, refused);
+                return;
+            }
+            if (keyLocks.blocks(w)) {
+                keyLocks.park(w);
+                return;
+            }
+            if (overflow.isEmpty() && hasRoom(w)) {
+                enqueue(w);
+            } else if (overflow.size() < ctx.config.maxQueuedEntriesPerLog) {
+                overflow.add(w);
+            } else {
+                fail(w, new LatticeSaturatedException("log " + log + " admission queue is full ("
+                        + queue.size() + " writes, " + queuedBytes + " bytes queued) and " + overflow.size()
+                        + " asynchronous writes already wait for room; refused at once (asynchronous writes never"
+                        + " block; a blocking write waits up to " + ctx.config.admissionTimeout.toMillis()
+                        + " ms, LatticeConfig admissionTimeout)", failure));
+                updateSaturation();
+                return;
+            }
+            updateSaturation();
+            pump();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Answers a write with an error and wakes its blocking caller. */
+    private static void fail(PendingWrite w, Throwable error) {
+        w.future.completeExceptionally(error);
+        StepRunner r = w.waiter;
+        if (r != null) {
+            r.wake();
+        }
+    }
+
+    /** Under lock: puts an admitted write in the queue. */
+    private void enqueue(PendingWrite w) {
+        queue.add(w);
+        queuedBytes += w.entry.length;
+    }
+
+    /** Under lock: moves asynchronous writes that waited for room into the queue, in order, while there is room. */
+    private void admitOverflow() {
+        PendingWrite w;
+        while ((w = overflow.peek()) != null && hasRoom(w)) {
+            overflow.poll();
+            enqueue(w);
+        }
+    }
+
+    /** Under lock: fails the asynchronous writes still waiting for room. */
+    private void failOverflow(java.util.function.Supplier<RuntimeException> cause) {
+        PendingWrite w;
+        while ((w = overflow.poll()) != null) {
+            fail(w, cause.get());
         }
     }
 
@@ -622,23 +767,6 @@ final class LogPipeline {
 
     // ------------------------------------------------------------------ key locks
 
-    private boolean conflicts(List<String> keys, Txn owner) {
-        for (String k : keys) {
-            Txn o = locks.get(k);
-            if (o != null && o != owner) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void grant(Txn t, List<String> keys) {
-        for (String k : keys) {
-            locks.put(k, t);
-        }
-        lockedKeys.computeIfAbsent(t.id, id -> new ArrayList<>()).addAll(keys);
-    }
-
     /**
      * Locks {@code keys} for the atomic write {@code t} in this log, now or once no other write holds any of them.
      *
@@ -656,13 +784,7 @@ final class LogPipeline {
                 return CompletableFuture.failedFuture(new WriteFailedException("log " + log
                         + " cannot be written by this process any more: " + fatal.getMessage(), fatal));
             }
-            if (conflicts(keys, t)) {
-                LockRequest r = new LockRequest(t, keys);
-                parked.add(r);
-                return r.granted;
-            }
-            grant(t, keys);
-            return CompletableFuture.completedFuture(null);
+            return keyLocks.lock(t, keys);
         } finally {
             lock.unlock();
         }
@@ -672,7 +794,7 @@ final class LogPipeline {
     void lockNow(Txn t, List<String> keys) {
         lock.lock();
         try {
-            grant(t, keys);
+            keyLocks.lockNow(t, keys);
         } finally {
             lock.unlock();
         }
@@ -680,70 +802,22 @@ final class LogPipeline {
 
     /** Releases the key locks of atomic write {@code id} (and drops its waiting lock request) and admits who waited. */
     void releaseLocks(String id) {
-        List<LockRequest> granted = new ArrayList<>();
+        List<CompletableFuture<Void>> granted;
         lock.lock();
         try {
-            parked.removeIf(o -> o instanceof LockRequest r && r.txn.id.equals(id));
-            List<String> ks = lockedKeys.remove(id);
-            if (ks != null) {
-                for (String k : ks) {
-                    Txn o = locks.get(k);
-                    if (o != null && o.id.equals(id)) {
-                        locks.remove(k);
-                    }
-                }
-            }
-            admitParked(granted);
+            granted = keyLocks.release(id, this::enqueue);
             pump();
         } finally {
             lock.unlock();
         }
-        for (LockRequest r : granted) {
-            r.granted.complete(null);
-        }
-    }
-
-    /** Under lock: admits parked writes and grants parked lock requests that no lock (or earlier waiter) blocks. */
-    private void admitParked(List<LockRequest> granted) {
-        if (parked.isEmpty()) {
-            return;
-        }
-        Set<String> blocked = new HashSet<>();
-        Iterator<Object> it = parked.iterator();
-        while (it.hasNext()) {
-            Object o = it.next();
-            List<String> ks = o instanceof PendingWrite w ? w.keys() : ((LockRequest) o).keys;
-            Txn owner = o instanceof PendingWrite w ? w.txn : ((LockRequest) o).txn;
-            boolean wait = conflicts(ks, owner);
-            for (int i = 0; !wait && i < ks.size(); i++) {
-                wait = blocked.contains(ks.get(i));
-            }
-            if (wait) {
-                blocked.addAll(ks);
-                continue;
-            }
-            it.remove();
-            if (o instanceof PendingWrite w) {
-                queue.add(w);
-                queuedBytes += w.entry.length;
-            } else {
-                LockRequest r = (LockRequest) o;
-                grant(r.txn, r.keys);
-                granted.add(r);
-            }
+        for (CompletableFuture<Void> g : granted) {
+            g.complete(null);
         }
     }
 
     /** Under lock: fails every parked write and lock request. */
     private void failParked(java.util.function.Supplier<RuntimeException> cause) {
-        Object o;
-        while ((o = parked.poll()) != null) {
-            if (o instanceof PendingWrite w) {
-                w.future.completeExceptionally(cause.get());
-            } else {
-                ((LockRequest) o).granted.completeExceptionally(cause.get());
-            }
-        }
+        keyLocks.failAll(cause, w -> fail(w, cause.get()));
     }
 
     /** @return true while this process can still write the log (not fenced out, not closing) */
@@ -763,23 +837,80 @@ final class LogPipeline {
 
     // ------------------------------------------------------------------ batching
 
+    /**
+     * Under lock: the state machine's one step function. Admits waiting asynchronous writes, starts the commit of
+     * the staged batches at the head, and cuts new batches from the queue when the log is idle (or when at least
+     * {@code coalescingThreshold} writes wait, for a provider that stages concurrently), so that writes arriving while
+     * a batch is staged and committed coalesce into the next one.
+     */
     private void pump() {
         if (failed || recovering || fatal != null) {
+            return;
+        }
+        admitOverflow();
+        maybeCommit();
+        if (!paused && !queue.isEmpty() && !busy() && handOffLead()) {
             return;
         }
         while (!paused && !queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
                 && (!busy() || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
             cut();
         }
+        admitOverflow();
         maybeCommit();
     }
 
     /**
-     * Whether the log's I/O is busy, so waiting writes should gather into the next batch: a stage is running, or,
-     * for a provider that writes at commit ({@link ProviderFeature#DEFERRED_STAGE}), a commit is.
+     * Whether the log's I/O is busy (a stage or a commit runs, or the next batch's leader is being woken), so
+     * waiting writes gather into the next batch.
      */
     private boolean busy() {
-        return staging > 0 || (deferredStage && committing);
+        return staging > 0 || committing || leadOffered;
+    }
+
+    /**
+     * Under lock, on an idle log with writes queued, when this thread takes no more steps (its own write is
+     * answered): hands the next batch to the first blocking writer in the queue, which cuts it when it runs. The
+     * batch is cut then, not now, so that the writers answered by the batch just committed, which come back while
+     * the leader wakes, join it (two groups of writers would otherwise alternate, each half the size).
+     *
+     * @return true if the lead was handed off (nothing is cut now)
+     */
+    private boolean handOffLead() {
+        if (!localCalls) {
+            return false;
+        }
+        StepRunner me = StepRunner.current();
+        if (me.takesSteps()) {
+            return false;
+        }
+        int looked = 0;
+        for (PendingWrite w : queue) {
+            if (looked++ >= 16) {
+                break;
+            }
+            StepRunner r = w.waiter;
+            if (r != null && r != me && !w.future.isDone()) {
+                leadOffered = true;
+                if (r.offer(leadStep)) {
+                    return true;
+                }
+                leadOffered = false;
+            }
+        }
+        return false;
+    }
+
+    /** The step of a writer handed the lead: cuts (and usually runs) the next batch. */
+    private void leadNext() {
+        lock.lock();
+        try {
+            leadOffered = false;
+            pump();
+            maybeRecover();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void cut() {
@@ -801,6 +932,8 @@ final class LogPipeline {
         }
         Batch b = new Batch(ws, EncodedBatch.of(nextOffset, BatchId.random(), entries));
         nextOffset += ws.size();
+        // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
+        boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();
         inFlight.add(b);
         inFlightGauge.set(inFlight.size());
         staging++;
@@ -808,12 +941,21 @@ final class LogPipeline {
         batchBytes.record(bytes);
         space.signalAll();
         updateSaturation();
-        dispatch(() -> runStage(b));
+        if (leads) {
+            committing = true;
+            dispatch(() -> runStageAndCommit(b), b, true);
+        } else {
+            dispatch(() -> runStage(b), b, true);
+        }
+    }
+
+    private Throwable stageCall(Batch b) {
+        return retry.run("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
+                .error();
     }
 
     private void runStage(Batch b) {
-        Throwable err = withRetries("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls,
-                stageTimer).error();
+        Throwable err = stageCall(b);
         lock.lock();
         try {
             staging--;
@@ -829,6 +971,28 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The head batch of an idle log: stage, then (holding the commit role since the cut) commit it. */
+    private void runStageAndCommit(Batch b) {
+        Throwable err = stageCall(b);
+        if (err != null) {
+            lock.lock();
+            try {
+                staging--;
+                committing = false;
+                b.st = BatchState.FAILED;
+                markFailed(err);
+                pump();
+                maybeRecover();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            return;
+        }
+        b.st = BatchState.COMMITTING;
+        runCommit(List.of(b), b.encoded.lastOffset(), true);
     }
 
     // ------------------------------------------------------------------ commit
@@ -852,23 +1016,33 @@ final class LogPipeline {
             b.st = BatchState.COMMITTING;
         }
         long through = ready.get(ready.size() - 1).encoded.lastOffset();
-        dispatch(() -> runCommit(ready, through));
+        dispatch(() -> runCommit(ready, through, false), ready.get(0), false);
     }
 
-    private void runCommit(List<Batch> ready, long through) {
+    /**
+     * Commits {@code ready} (the staged batches at the head), applies them and answers their callers: blocking
+     * callers at once, asynchronous ones after the log moved on ({@link #completeCallers}).
+     *
+     * @param fromStage true when this step also staged the (single) batch and still counts as staging
+     */
+    private void runCommit(List<Batch> ready, long through, boolean fromStage) {
         long started = System.nanoTime();
-        CallOutcome outcome = withRetries("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
+        ProviderRetry.Outcome outcome = retry.run("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
                 commitTimer);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
             lastFenceProofNanos = started;
+            boolean callersLeft = false;
             for (Batch b : ready) {
-                applyAndComplete(b);
+                callersLeft |= apply(b);
             }
             maybeStartCheckpoint();
             lock.lock();
             try {
+                if (fromStage) {
+                    staging--;
+                }
                 for (int i = 0; i < ready.size(); i++) {
                     inFlight.poll();
                 }
@@ -881,9 +1055,15 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
+            if (callersLeft) {
+                completeCallers(ready);
+            }
         } else {
             lock.lock();
             try {
+                if (fromStage) {
+                    staging--;
+                }
                 committing = false;
                 for (Batch b : ready) {
                     b.st = BatchState.FAILED;
@@ -898,41 +1078,12 @@ final class LogPipeline {
         }
     }
 
-    /** The outcome of a provider call made with bounded retries of transient failures. */
-    private record CallOutcome(Throwable error, boolean hadTransientFailure) {
-    }
-
-    /**
-     * Runs a provider call, retrying {@link ProviderUnavailableException} up to {@code maxRetries} times with
-     * backoff (same arguments, so a retried batch keeps its batch id); any other failure ends it at once.
-     */
-    private CallOutcome withRetries(String op, Runnable call, java.util.concurrent.atomic.LongAdder calls,
-                                    Timer timer) {
-        boolean transientSeen = false;
-        for (int attempt = 0; ; attempt++) {
-            long t0 = System.nanoTime();
-            try {
-                calls.increment();
-                watched(op, true, () -> {
-                    call.run();
-                    return null;
-                });
-                timer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                return new CallOutcome(null, transientSeen);
-            } catch (ProviderUnavailableException e) {
-                transientSeen = true;
-                if (attempt >= ctx.config.maxRetries) {
-                    return new CallOutcome(e, true);
-                }
-                retried(e);
-                ctx.backoff(attempt);
-            } catch (RuntimeException e) {
-                return new CallOutcome(e, transientSeen);
-            } catch (Error e) {
-                // e.g. InternalError from a failed access to a mapped file: the call's outcome is unknown
-                return new CallOutcome(new WalStorageException(log, op + " failed with " + e, e), true);
-            }
-        }
+    /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
+    private void watchedWrite(String op, Runnable call) {
+        watched(op, true, () -> {
+            call.run();
+            return null;
+        });
     }
 
     /**
@@ -988,10 +1139,12 @@ final class LogPipeline {
             }
             PendingWrite q;
             while ((q = queue.poll()) != null) {
-                q.future.completeExceptionally(new WriteFailedException("log " + log + ": the write was not sent: "
+                fail(q, new WriteFailedException("log " + log + ": the write was not sent: "
                         + cause.getMessage(), cause));
             }
             queuedBytes = 0;
+            failOverflow(() -> new WriteFailedException("log " + log + ": the write was not sent: "
+                    + cause.getMessage(), cause));
             updateSaturation();
             space.signalAll();
             changed.signalAll();
@@ -1000,35 +1153,83 @@ final class LogPipeline {
         }
     }
 
-    /** Applies a committed batch to the state and completes its callers. Applier thread only. */
-    private void applyAndComplete(Batch b) {
+    /**
+     * Applies a committed batch to the state and answers its blocking callers (waking their threads); the results of
+     * the others stay in their writes for {@link #complete}. Applier thread only.
+     *
+     * @return true if some callers are still to be answered
+     */
+    private boolean apply(Batch b) {
         if (b.encoded.firstOffset() != state.appliedOffset + 1) {
             throw new IllegalStateException("log " + log + ": applying batch at " + b.encoded.firstOffset()
                     + " after offset " + state.appliedOffset);
         }
-        Object[] results = new Object[b.writes.size()];
-        for (int i = 0; i < results.length; i++) {
-            PendingWrite w = b.writes.get(i);
-            results[i] = state.apply(w.kind, w.mutations, w.version, w.txn);
+        List<PendingWrite> ws = b.writes;
+        int n = ws.size();
+        for (int i = 0; i < n; i++) {
+            PendingWrite w = ws.get(i);
+            w.result = state.apply(w.kind, w.mutations, w.version, w.txn);
         }
-        for (PendingWrite w : b.writes) {
+        for (int i = 0; i < n; i++) {
+            PendingWrite w = ws.get(i);
             if (w.releases != null) {
                 releaseLocks(w.releases);
             }
         }
         state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
-        entriesSinceCheckpoint += b.writes.size();
+        entriesSinceCheckpoint += n;
         bytesSinceCheckpoint += b.encoded.payloadBytes();
         batchesSinceCheckpoint++;
         ctx.stats.batchesCommitted.increment();
-        ctx.stats.entriesCommitted.add(b.writes.size());
+        ctx.stats.entriesCommitted.add(n);
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
         long now = System.nanoTime();
-        for (int i = 0; i < results.length; i++) {
-            PendingWrite w = b.writes.get(i);
+        boolean left = false;
+        for (int i = 0; i < n; i++) {
+            PendingWrite w = ws.get(i);
             appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
-            w.future.complete(results[i]);
+            StepRunner r = w.waiter;
+            if (r != null) {
+                Object result = w.result;
+                w.result = null;
+                w.future.complete(result);
+                r.wake();
+            } else {
+                left = true;
+            }
+        }
+        return left;
+    }
+
+    /**
+     * After the log moved on (the next batch's step is dispatched): answers the asynchronous callers of committed
+     * batches, here if this thread holds no step of any log, else on the I/O pool, so that their continuations never
+     * run while a log waits for them.
+     */
+    private void completeCallers(List<Batch> batches) {
+        Runnable answer = () -> {
+            for (Batch b : batches) {
+                complete(b);
+            }
+        };
+        if (!StepRunner.current().runForeign(answer)) {
+            try {
+                ctx.io.execute(answer);
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                answer.run();
+            }
+        }
+    }
+
+    /** Completes the callers of an applied batch not answered yet with their results. */
+    private static void complete(Batch b) {
+        for (PendingWrite w : b.writes) {
+            if (w.waiter == null) {
+                Object result = w.result;
+                w.result = null;
+                w.future.complete(result);
+            }
         }
     }
 
@@ -1110,9 +1311,12 @@ final class LogPipeline {
         ctx.stats.failedBatches.add(batches.size());
         if (st != null) {
             long tail = st.committedTail();
+            List<Batch> landed = new ArrayList<>(1);
             for (Batch b : batches) {
                 if (b.encoded.lastOffset() <= tail && b.encoded.firstOffset() == state.appliedOffset + 1) {
-                    applyAndComplete(b); // its commit did land
+                    if (apply(b)) { // its commit did land
+                        landed.add(b);
+                    }
                 } else {
                     failAll(b, false, cause);
                 }
@@ -1138,6 +1342,9 @@ final class LogPipeline {
                 space.signalAll();
             } finally {
                 lock.unlock();
+            }
+            if (!landed.isEmpty()) {
+                completeCallers(landed);
             }
         } else if (fenced != null) {
             tree.lostOwnership(log, (FencedException) fenced); // before any caller hears of it
@@ -1189,11 +1396,11 @@ final class LogPipeline {
     private void failAll(Batch b, boolean uncertain, Throwable cause) {
         for (PendingWrite w : b.writes) {
             if (uncertain) {
-                w.future.completeExceptionally(new WriteOutcomeUnknownException("log " + log + ": the write at offset "
+                fail(w, new WriteOutcomeUnknownException("log " + log + ": the write at offset "
                         + b.encoded.firstOffset() + ".." + b.encoded.lastOffset()
                         + " may or may not be committed; the provider kept failing", cause));
             } else {
-                w.future.completeExceptionally(new WriteFailedException("log " + log + ": the write was not committed ("
+                fail(w, new WriteFailedException("log " + log + ": the write was not committed ("
                         + (cause == null ? "failed" : cause.getMessage()) + ")", cause));
             }
         }
@@ -1205,9 +1412,10 @@ final class LogPipeline {
                 : () -> new WriteFailedException("log " + log + " cannot be written by this process any more: "
                         + cause.getMessage(), cause);
         failParked(error);
+        failOverflow(error);
         PendingWrite w;
         while ((w = queue.poll()) != null) {
-            w.future.completeExceptionally(error.get());
+            fail(w, error.get());
         }
         queuedBytes = 0;
     }
@@ -1219,7 +1427,7 @@ final class LogPipeline {
                 queuedBytes / (double) ctx.config.maxQueuedBytesPerLog);
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9) {
+        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !overflow.isEmpty()) {
             s = SaturationState.SATURATED;
         } else if (fill >= 0.5 || recentTrouble || checkpointIssue != null) {
             s = SaturationState.THROTTLED;
@@ -1504,6 +1712,8 @@ final class LogPipeline {
             }
             failParked(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
                     + " waited for the keys of an atomic write"));
+            failOverflow(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
+                    + " waited for room in the admission queue"));
             space.signalAll();
             pump();
         } finally {
@@ -1540,7 +1750,7 @@ final class LogPipeline {
             if (!drained) {
                 PendingWrite w;
                 while ((w = queue.poll()) != null) {
-                    w.future.completeExceptionally(new LatticeShuttingDownException("lattice closed before the write to "
+                    fail(w, new LatticeShuttingDownException("lattice closed before the write to "
                             + log + " was batched"));
                 }
                 for (Batch b : inFlight) {

@@ -24,6 +24,10 @@ final class PendingWrite {
     /** After this entry is applied, release the key locks of this atomic write id (resolve entries), or null. */
     final String releases;
     long version;
+    /** The runner of the blocking caller waiting for this write (it may be handed the log's steps), or null. */
+    StepRunner waiter;
+    /** The apply result, kept between apply and completion (applier only). */
+    Object result;
 
     /** @return the keys checked against the log's key locks (derived on demand for a single-key write) */
     List<String> keys() {

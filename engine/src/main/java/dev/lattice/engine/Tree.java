@@ -31,22 +31,35 @@ import java.util.concurrent.CompletableFuture;
  * characters the same way (a key of fewer characters but more UTF-8 bytes simply reads as absent).
  *
  * <h2>Failures of writes</h2>
- * Sync methods throw (async ones complete exceptionally with) {@link LatticeSaturatedException} after waiting
- * the admission timeout, {@link LatticeShuttingDownException} when the lattice is closing,
+ * Sync methods throw (async ones complete exceptionally with) {@link LatticeSaturatedException} when the log's
+ * admission queue stays full (see below), {@link LatticeShuttingDownException} when the lattice is closing,
  * {@link MemoryBudgetExceededException} when the memory budget is spent, {@link WriteFailedException} when the
  * provider failed the batch and nothing was written, {@link WriteOutcomeUnknownException} when the engine could not
- * tell. Sync methods that are interrupted throw {@link LatticeException} with the interrupt flag set. Once another
- * process claimed one of the tree's logs, every read and write throws {@link OwnershipLostException}
- * (see {@link LatticeConfig.Builder#ownershipCheckInterval}).
+ * tell. Sync methods that are interrupted while they wait throw {@link LatticeException} with the interrupt flag set
+ * (the write itself goes on and may still land). Once another process claimed one of the tree's logs, every read and
+ * write throws {@link OwnershipLostException} (see {@link LatticeConfig.Builder#ownershipCheckInterval}).
  *
- * <h2>Which calls block, and on which thread</h2>
- * Reads never block on the provider. Sync writes block until committed: at most the admission timeout waiting for
- * room, then the provider's calls; a provider call past {@link LatticeConfig.Builder#providerCallTimeout} answers
- * them as uncertain. {@link #put}, {@link #putIfAbsent}, {@link #putIfVersion} and {@link #delete} on an idle log of
- * a provider with local calls ({@link dev.lattice.spi.ProviderFeature#LOCAL_CALLS}) run the provider calls on the
- * calling thread (then only that local call bounds the wait); otherwise the engine's I/O threads run them. Futures
- * of the {@code *Async} methods complete on an I/O thread (or the thread that applied the batch); the async methods
- * may still wait for admission room on the calling thread, at most the admission timeout.
+ * <h2>Which calls block, for how long, and on which thread</h2>
+ * <ul>
+ *   <li>Reads ({@code get}, {@code getAll}, {@code scan}, {@code count} and their async forms) never block on the
+ *       provider; their futures are complete when returned.</li>
+ *   <li>Sync writes ({@link #put}, {@link #putIfAbsent}, {@link #putIfVersion}, {@link #delete}, {@link #putAll},
+ *       {@link #putAllAtomic}) block until committed and applied: at most
+ *       {@link LatticeConfig.Builder#admissionTimeout} waiting for room in the log's admission queue (then
+ *       {@link LatticeSaturatedException}), then the provider's calls, each bounded by
+ *       {@link LatticeConfig.Builder#providerCallTimeout} (past it the write is answered as uncertain). For a
+ *       provider with local calls ({@link dev.lattice.spi.ProviderFeature#LOCAL_CALLS}: memory, Chronicle) the
+ *       calls run on the writers' own threads: a write to an idle log is staged, committed and applied on the
+ *       calling thread; writers that arrive while the log is busy wait (briefly spinning, then parking) and the first
+ *       of them leads the next batch, which carries all of them. For remote providers the engine's I/O threads make
+ *       the calls and the caller waits.</li>
+ *   <li>Async writes ({@code *Async}) never block the calling thread. When the log's admission queue is full the
+ *       write waits for room inside its future (at most as many writes as the queue holds wait so; they are admitted
+ *       in order as batches are cut); when that is full too the future fails at once with
+ *       {@link LatticeSaturatedException}. Their futures complete on an engine thread (an I/O thread or a writer
+ *       that led the batch) after the log moved on to its next batch, so continuations never hold up a commit; do not
+ *       block for long in a continuation all the same, it holds that thread.</li>
+ * </ul>
  *
  * <p>Thread-safe: any number of threads may read and write concurrently.
  */

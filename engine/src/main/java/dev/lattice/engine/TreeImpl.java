@@ -435,13 +435,31 @@ final class TreeImpl implements Tree {
     }
 
     private void checkBudget(String key, byte[] value) {
+        checkBudget(key, value, true);
+    }
+
+    /**
+     * @param mayWait false for an asynchronous write: when the memtables hold the whole budget it does not wait for
+     *     flushes but fails at once with {@link LatticeSaturatedException} (the flushes are still asked for)
+     */
+    private void checkBudget(String key, byte[] value, boolean mayWait) {
         long used = ctx.memoryUsed.get();
         long add = PartitionState.estimate(key, value);
         long budget = ctx.config.memoryBudgetBytes;
         if (used + add > budget * 3 / 4 || used + add > budget) {
             LogPipeline lp = pipeline(key);
             if (lp.hasRuns()) {
-                awaitFlush(lp, add, budget);
+                if (mayWait) {
+                    awaitFlush(lp, add, budget);
+                } else {
+                    ctx.requestFlushes(lp);
+                    if (ctx.memoryUsed.get() + add > budget) {
+                        throw new LatticeSaturatedException("asynchronous write to '" + name + "' refused at once:"
+                                + " the memtables hold " + ctx.memoryUsed.get() + " bytes of the " + budget
+                                + "-byte memory budget and flushes are behind (a blocking write waits up to "
+                                + ctx.config.admissionTimeout.toMillis() + " ms for them)", null);
+                    }
+                }
                 return;
             }
         }
@@ -479,7 +497,7 @@ final class TreeImpl implements Tree {
     @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> submit(WalRecord.Mutation m) {
         PendingWrite w = new PendingWrite(m);
-        pipeline(m.key()).submit(w);
+        pipeline(m.key()).submitAsync(w);
         return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
     }
 
@@ -606,14 +624,61 @@ final class TreeImpl implements Tree {
 
     @Override
     public void putAll(Map<String, byte[]> entries) {
-        await(putAllAsync(entries));
+        List<WalRecord.Mutation> ms = mutationsOf(entries);
+        if (ms.isEmpty()) {
+            return;
+        }
+        List<List<PendingWrite>> perLog = new ArrayList<>(java.util.Collections.nCopies(pipelines.length, null));
+        CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
+        for (int i = 0; i < fs.length; i++) {
+            WalRecord.Mutation m = ms.get(i);
+            PendingWrite w = new PendingWrite(m);
+            int p = partitionOf(m.key(), pipelines.length);
+            if (perLog.get(p) == null) {
+                perLog.set(p, new ArrayList<>());
+            }
+            perLog.get(p).add(w);
+            fs[i] = w.future;
+        }
+        CompletableFuture<Void> all = CompletableFuture.allOf(fs);
+        LogPipeline.lead(all, me -> {
+            for (int p = 0; p < perLog.size(); p++) {
+                if (perLog.get(p) != null) {
+                    pipelines[p].submitAll(perLog.get(p), me);
+                }
+            }
+        });
+        await(all);
+    }
+
+    /** Validates a putAll's entries and checks the memory budget for all of them. */
+    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries) {
+        Objects.requireNonNull(entries, "entries");
+        List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
+        long add = 0;
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            byte[] kb = keyBytes(e.getKey());
+            byte[] v = value(e.getValue());
+            add += PartitionState.estimate(e.getKey(), v);
+            ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
+        }
+        long used = ctx.memoryUsed.get();
+        if (used + add > ctx.config.memoryBudgetBytes) {
+            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
+                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes)");
+        }
+        return ms;
     }
 
     @Override
     public CompletableFuture<Long> putAsync(String key, byte[] value) {
         byte[] kb = keyBytes(key);
         byte[] v = value(value);
-        checkBudget(key, v);
+        try {
+            checkBudget(key, v, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return submit(WalRecord.Mutation.put(key, kb, v));
     }
 
@@ -629,7 +694,11 @@ final class TreeImpl implements Tree {
         if (expectedVersion < 0) {
             throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
         }
-        checkBudget(key, v);
+        try {
+            checkBudget(key, v, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return submit(WalRecord.Mutation.putIfVersion(key, kb, v, expectedVersion));
     }
 
@@ -641,20 +710,7 @@ final class TreeImpl implements Tree {
 
     @Override
     public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries) {
-        Objects.requireNonNull(entries, "entries");
-        List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
-        long add = 0;
-        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
-            byte[] kb = keyBytes(e.getKey());
-            byte[] v = value(e.getValue());
-            add += PartitionState.estimate(e.getKey(), v);
-            ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
-        }
-        long used = ctx.memoryUsed.get();
-        if (used + add > ctx.config.memoryBudgetBytes) {
-            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
-                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes)");
-        }
+        List<WalRecord.Mutation> ms = mutationsOf(entries);
         CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
         for (int i = 0; i < fs.length; i++) {
             fs[i] = submit(ms.get(i));

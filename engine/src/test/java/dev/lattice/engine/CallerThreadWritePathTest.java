@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -129,6 +130,142 @@ class CallerThreadWritePathTest {
                 t.put("k" + i, b("v"));
             }
             assertThat(rec.threads).isNotEmpty().doesNotContain(Thread.currentThread());
+        }
+    }
+
+    /** An executor that records the threads that hand it tasks (the engine's I/O pool, counted). */
+    static final class RecordingExecutor extends java.util.concurrent.ThreadPoolExecutor {
+        final Set<Thread> submitters = ConcurrentHashMap.newKeySet();
+
+        RecordingExecutor() {
+            super(0, Integer.MAX_VALUE, 60, java.util.concurrent.TimeUnit.SECONDS,
+                    new java.util.concurrent.SynchronousQueue<>());
+        }
+
+        @Override
+        public void execute(Runnable command) {
+            submitters.add(Thread.currentThread());
+            super.execute(command);
+        }
+    }
+
+    @Test
+    void aPutOnAnIdleLogIsAppliedAndAnsweredWithoutAnyHandOff() {
+        ThreadRecorder rec = new ThreadRecorder(new InMemoryWalStorageProvider(new InMemoryStorage()));
+        RecordingExecutor pool = new RecordingExecutor();
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(rec, true).partitions(2).ioExecutor(pool)
+                .build())) {
+            Tree t = l.tree("idle");
+            t.put("warm", b("0"));
+            rec.threads.clear();
+            pool.submitters.clear();
+            Map<String, byte[]> many = new java.util.TreeMap<>();
+            for (int i = 0; i < 100; i++) {
+                assertThat(t.put("k" + i, b("v" + i))).isPositive();
+                assertThat(t.get("k" + i)).as("applied before put returned").isPresent();
+                many.put("m" + i, b("m"));
+            }
+            t.putAll(many);
+            assertThat(t.get("m99")).isPresent();
+            assertThat(rec.threads).as("stage and commit calls").containsExactly(Thread.currentThread());
+            assertThat(pool.submitters).as("nothing was handed to the I/O pool by the writer").doesNotContain(
+                    Thread.currentThread());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void manyBlockingWritersShareCommitsAndLeadOnTheirOwnThreads() throws Exception {
+        FaultInjectingProvider slow = new FaultInjectingProvider(new InMemoryWalStorageProvider(new InMemoryStorage()));
+        slow.setLatency(Duration.ofMillis(2));
+        CountingProvider counting = new CountingProvider(slow);
+        ThreadRecorder rec = new ThreadRecorder(counting);
+        int writers = 64;
+        int perWriter = 30;
+        Set<Thread> writerThreads = ConcurrentHashMap.newKeySet();
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(rec, true).partitions(1).build())) {
+            Tree t = l.tree("group");
+            t.put("warm", b("0"));
+            rec.threads.clear();
+            var before = counting.snapshot();
+            ExecutorService pool = Executors.newFixedThreadPool(writers);
+            try {
+                List<Future<?>> fs = new ArrayList<>();
+                for (int w = 0; w < writers; w++) {
+                    int id = w;
+                    fs.add(pool.submit(() -> {
+                        writerThreads.add(Thread.currentThread());
+                        for (int i = 0; i < perWriter; i++) {
+                            t.put("g" + id + "-" + i, b("v"));
+                        }
+                    }));
+                }
+                for (Future<?> f : fs) {
+                    f.get();
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            var d = counting.snapshot().minus(before);
+            double stagesPerKey = d.calls(SpiOperation.STAGE) / (double) (writers * perWriter);
+            double commitsPerKey = d.calls(SpiOperation.COMMIT) / (double) (writers * perWriter);
+            System.out.printf("[group-commit] %d writers x %d puts, 2 ms provider latency: %.3f stages/key,"
+                    + " %.3f commits/key%n", writers, perWriter, stagesPerKey, commitsPerKey);
+            assertThat(stagesPerKey).as("stage calls per key").isLessThan(0.1);
+            assertThat(commitsPerKey).as("commit calls per key").isLessThan(0.1);
+            assertThat(writerThreads).containsAll(rec.threads);
+            assertThat(t.count()).isEqualTo(writers * perWriter + 1);
+        }
+    }
+
+    /** A provider whose stage calls to the logs of tree {@code async} wait until released. */
+    static final class GatedProvider extends ForwardingProvider {
+        final java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+
+        GatedProvider(dev.lattice.spi.WalStorageProvider delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
+            try {
+                if (log.tree().equals("async")) {
+                    gate.await();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return super.stage(log, fence, batch);
+        }
+    }
+
+    @Test
+    void asyncWritesWaitForRoomInTheirFutureAndFailFastWhenThatIsFullToo() throws Exception {
+        GatedProvider gated = new GatedProvider(new InMemoryWalStorageProvider(new InMemoryStorage()));
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(gated, true).partitions(1)
+                .maxQueuedEntriesPerLog(4).maxPendingBatches(1).maxBatchEntries(1)
+                .admissionTimeout(Duration.ofSeconds(60)).build())) {
+            Tree t = l.tree("async");
+            List<java.util.concurrent.CompletableFuture<Long>> fs = new ArrayList<>();
+            // 1 in flight (its stage waits at the gate) + 4 queued + 4 waiting for room: none of the calls blocks
+            for (int i = 0; i < 9; i++) {
+                fs.add(t.putAsync("a" + i, b("v")));
+            }
+            assertThat(fs).allSatisfy(f -> assertThat(f).isNotDone());
+            assertThat(t.saturation()).isEqualTo(SaturationState.SATURATED);
+            var refused = t.putAsync("refused", b("v"));
+            assertThat(refused).isCompletedExceptionally();
+            org.assertj.core.api.Assertions.assertThatThrownBy(refused::join)
+                    .hasCauseInstanceOf(LatticeSaturatedException.class);
+            gated.gate.countDown();
+            for (var f : fs) {
+                assertThat(f.get(30, java.util.concurrent.TimeUnit.SECONDS)).isPositive();
+            }
+            for (int i = 0; i < 9; i++) {
+                assertThat(t.get("a" + i)).isPresent();
+            }
+            assertThat(t.get("refused")).isEmpty();
         }
     }
 }
