@@ -20,8 +20,9 @@ public final class Support {
      * Checks a provider URI: it parses, has a scheme, and a provider module for that scheme is on the classpath.
      *
      * @param uri the URI text
-     * @return the parsed URI
+     * @return the parsed URI, with its factory's own scheme ({@link Providers#canonical})
      * @throws CliException (usage) naming what is wrong; for an unknown scheme the message lists the schemes found
+     *     and suggests a close one or the module that provides it
      */
     public static URI checkUri(String uri) {
         URI parsed;
@@ -31,11 +32,10 @@ public final class Support {
             throw CliException.usage(e.getMessage());
         }
         try {
-            Providers.factory(parsed.getScheme());
-        } catch (UnknownSchemeException e) {
+            return Providers.canonical(parsed);
+        } catch (IllegalArgumentException e) {
             throw CliException.usage(e.getMessage());
         }
-        return parsed;
     }
 
     /**
