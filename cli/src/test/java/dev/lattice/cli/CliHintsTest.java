@@ -68,4 +68,21 @@ class CliHintsTest {
         assertThat(r.err()).contains("could not connect to postgres://127.0.0.1:1/db").contains("tried for")
                 .doesNotContain("no Lattice provider").doesNotContain("outcome unknown");
     }
+
+    @Test
+    void anOpenAgainstAServerThatIsDownSaysItCouldNotConnectToWhatAndHowLong() throws Exception {
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        String uri = "dynamodb://lattice_cli?region=us-east-1&endpoint=http://127.0.0.1:" + closed
+                + "&accessKeyId=a&secretAccessKey=hidden-value";
+        Cli.Run r = Cli.run("get", "--provider", uri, "t", "k");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(r.err()).as(r.toString())
+                .containsPattern("lattice: could not connect to provider 'dynamodb://lattice_cli\\?region=us-east-1"
+                        + "&endpoint=http://127.0.0.1:" + closed + "&accessKeyId=a&secretAccessKey=\\*\\*\\*' "
+                        + "\\(tried for \\d+ ms\\): ")
+                .contains("Connection refused").doesNotContain("hidden-value");
+    }
 }
