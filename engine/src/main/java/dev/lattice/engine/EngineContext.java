@@ -32,6 +32,14 @@ final class EngineContext {
     final EngineMeters meters;
     final AtomicLong memoryUsed = new AtomicLong();
     final AtomicWrites atomics = new AtomicWrites(this);
+    /** Time writers waited for flushes because the memory budget was spent. */
+    final java.util.concurrent.atomic.LongAdder stallNanos = new java.util.concurrent.atomic.LongAdder();
+    /** The trees opened so far (set by the lattice). */
+    volatile java.util.function.Supplier<java.util.List<TreeImpl>> openTrees = java.util.List::of;
+    /** Decoded run blocks of every tree, bounded in bytes. */
+    final dev.lattice.engine.lsm.BlockCache blockCache;
+    /** Runs flushes and compactions (one task per partition at a time). */
+    final ExecutorService maintenance;
 
     /** Every registered provider by key, {@code default} first. */
     final Map<String, ProviderHandle> providers;
@@ -53,7 +61,28 @@ final class EngineContext {
             this.ownsIo = true;
         }
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("lattice-timer"));
+        this.blockCache = new dev.lattice.engine.lsm.BlockCache(config.blockCacheBytes);
+        this.maintenance = Executors.newFixedThreadPool(config.maintenanceThreads, daemonThreads("lattice-maint"));
         this.watchdog = new CallWatchdog(timer, config.providerCallTimeout.toMillis());
+    }
+
+    /**
+     * The memory budget runs low: asks {@code writing}'s log and the log with the largest memtable to flush (a
+     * no-op for logs that flush already).
+     */
+    void requestFlushes(LogPipeline writing) {
+        writing.requestFlush();
+        LogPipeline largest = null;
+        for (TreeImpl t : openTrees.get()) {
+            for (LogPipeline p : t.pipelines()) {
+                if (p != null && p.hasRuns() && (largest == null || p.memtableBytes() > largest.memtableBytes())) {
+                    largest = p;
+                }
+            }
+        }
+        if (largest != null && largest != writing) {
+            largest.requestFlush();
+        }
     }
 
     static ThreadFactory daemonThreads(String prefix) {
@@ -134,6 +163,7 @@ final class EngineContext {
      */
     void shutdownThreads(boolean wait) {
         timer.shutdownNow();
+        maintenance.shutdownNow();
         if (ownsIo) {
             io.shutdown();
             if (!wait) {

@@ -21,11 +21,16 @@ final class EngineStats {
     final LongAdder checkpointBytes = new LongAdder();
     final LongAdder checkpointFailures = new LongAdder();
     final LongAdder trims = new LongAdder();
+    final LongAdder flushes = new LongAdder();
+    final LongAdder compactions = new LongAdder();
+    final LongAdder runBytesWritten = new LongAdder();
+    final LongAdder compactionBytesRead = new LongAdder();
 
     LatticeStats snapshot() {
         return new LatticeStats(stageCalls.sum(), commitCalls.sum(), batchesCommitted.sum(), entriesCommitted.sum(),
                 bytesCommitted.sum(), retries.sum(), failedBatches.sum(), reconciles.sum(), replayEntries.sum(),
                 replayBytes.sum(), replayReadCalls.sum(), replayNanos.sum() / 1_000_000, replayCheckpointBytes.sum(),
-                checkpoints.sum(), checkpointBytes.sum(), checkpointFailures.sum(), trims.sum());
+                checkpoints.sum(), checkpointBytes.sum(), checkpointFailures.sum(), trims.sum(),
+                flushes.sum(), compactions.sum(), runBytesWritten.sum(), compactionBytesRead.sum());
     }
 }

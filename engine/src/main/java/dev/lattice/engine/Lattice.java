@@ -52,6 +52,13 @@ public final class Lattice implements AutoCloseable {
         this.catalog = new Catalog(ctx);
         this.mover = new LogMover(ctx, catalog);
         ctx.atomics.bind(this);
+        ctx.openTrees = this::openTrees;
+        ctx.meters.gauge("lattice.block.cache.bytes", "bytes of decoded run blocks in the block cache", "bytes",
+                ctx.meters.tags(), ctx.blockCache::sizeBytes);
+        ctx.meters.gauge("lattice.block.cache.hit.ratio", "share of block lookups answered by the block cache", null,
+                ctx.meters.tags(), ctx.blockCache::hitRatio);
+        ctx.meters.gauge("lattice.write.stall.seconds", "time writers waited for memtable flushes (flush behind)",
+                "seconds", ctx.meters.tags(), () -> ctx.stallNanos.sum() / 1e9);
         ctx.meters.gauge("lattice.memory.live.bytes", "estimated JVM bytes of the live data of open trees", "bytes",
                 ctx.meters.tags(), ctx.memoryUsed::get);
         long interval = ctx.config.ownershipCheckInterval.toMillis();

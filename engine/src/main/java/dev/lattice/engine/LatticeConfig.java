@@ -28,6 +28,16 @@ public final class LatticeConfig {
     public static final int DEFAULT_MAX_QUEUED_ENTRIES = 16_384;
     /** Default for {@link Builder#maxQueuedBytesPerLog}: 64 MiB. */
     public static final long DEFAULT_MAX_QUEUED_BYTES = 64L << 20;
+    /** Default for {@link Builder#memtableBytes}: 32 MiB. */
+    public static final long DEFAULT_MEMTABLE_BYTES = 32L << 20;
+    /** Default for {@link Builder#level0CompactionTrigger}. */
+    public static final int DEFAULT_LEVEL0_COMPACTION_TRIGGER = 4;
+    /** Default for {@link Builder#levelSizeRatio}. */
+    public static final int DEFAULT_LEVEL_SIZE_RATIO = 10;
+    /** Default for {@link Builder#targetRunBytes}: 16 MiB. */
+    public static final long DEFAULT_TARGET_RUN_BYTES = 16L << 20;
+    /** Default for {@link Builder#maintenanceThreads}. */
+    public static final int DEFAULT_MAINTENANCE_THREADS = 2;
     /** Default for {@link Builder#checkpointEveryEntries}. */
     public static final long DEFAULT_CHECKPOINT_ENTRIES = 50_000;
     /** Default for {@link Builder#checkpointEveryBytes}: 64 MiB. */
@@ -72,6 +82,12 @@ public final class LatticeConfig {
     final boolean meterPartitionTag;
     final MeterRegistry meterRegistry;
     final long memoryBudgetBytes;
+    final long memtableBytes;
+    final long blockCacheBytes;
+    final int level0CompactionTrigger;
+    final int levelSizeRatio;
+    final long targetRunBytes;
+    final int maintenanceThreads;
     final int maxKeyBytes;
     final int maxAtomicKeys;
     final Duration atomicRetention;
@@ -111,6 +127,12 @@ public final class LatticeConfig {
         this.meterPartitionTag = b.meterPartitionTag;
         this.meterRegistry = b.meterRegistry;
         this.memoryBudgetBytes = b.memoryBudgetBytes;
+        this.memtableBytes = b.memtableBytes;
+        this.blockCacheBytes = b.blockCacheBytes;
+        this.level0CompactionTrigger = b.level0CompactionTrigger;
+        this.levelSizeRatio = b.levelSizeRatio;
+        this.targetRunBytes = b.targetRunBytes;
+        this.maintenanceThreads = b.maintenanceThreads;
         this.maxKeyBytes = b.maxKeyBytes;
         this.maxAtomicKeys = b.maxAtomicKeys;
         this.atomicRetention = b.atomicRetention;
@@ -171,6 +193,12 @@ public final class LatticeConfig {
         private boolean meterPartitionTag = true;
         private MeterRegistry meterRegistry;
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
+        private long memtableBytes = DEFAULT_MEMTABLE_BYTES;
+        private long blockCacheBytes = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
+        private int level0CompactionTrigger = DEFAULT_LEVEL0_COMPACTION_TRIGGER;
+        private int levelSizeRatio = DEFAULT_LEVEL_SIZE_RATIO;
+        private long targetRunBytes = DEFAULT_TARGET_RUN_BYTES;
+        private int maintenanceThreads = DEFAULT_MAINTENANCE_THREADS;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
         private int maxAtomicKeys = DEFAULT_MAX_ATOMIC_KEYS;
         private Duration atomicRetention = DEFAULT_ATOMIC_RETENTION;
@@ -516,7 +544,10 @@ public final class LatticeConfig {
         }
 
         /**
-         * Estimated live-data bytes of all open trees above which writes that add data are refused with
+         * Estimated bytes of all memtables (recent writes held in the heap) of all open trees. On a provider with a
+         * run store ({@code ProviderFeature.RUNS}) a write that finds the budget spent asks for flushes and waits for
+         * them up to {@link #admissionTimeout}, then fails with {@link LatticeSaturatedException} (flush behind); on a
+         * provider without one, where all data stays in the heap, such a write is refused with
          * {@link MemoryBudgetExceededException}. Default half the JVM's max heap.
          *
          * @param bytes at least 1
@@ -524,6 +555,81 @@ public final class LatticeConfig {
          */
         public Builder memoryBudgetBytes(long bytes) {
             this.memoryBudgetBytes = checkLong("memoryBudgetBytes", bytes, 1, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Memtable bytes (estimated) at which a partition's memtable is frozen and flushed as a level-0 run, on
+         * providers with a run store. Default {@value LatticeConfig#DEFAULT_MEMTABLE_BYTES}. A flush also happens
+         * when the checkpoint policy ({@link #checkpointEveryEntries}, {@link #checkpointEveryBytes}, the replay
+         * budget) says the log tail is long enough, and when the memory budget runs low.
+         *
+         * @param bytes from 64 KiB
+         * @return this
+         */
+        public Builder memtableBytes(long bytes) {
+            this.memtableBytes = checkLong("memtableBytes", bytes, 64 << 10, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Bytes of decoded run blocks kept in the process-wide block cache (Caffeine, weighted by block size).
+         * Default the smaller of 64 MiB and an eighth of the JVM's max heap; 0 disables the cache.
+         *
+         * @param bytes at least 0
+         * @return this
+         */
+        public Builder blockCacheBytes(long bytes) {
+            this.blockCacheBytes = checkLong("blockCacheBytes", bytes, 0, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Level-0 runs of a partition at which they are compacted into level 1. Default
+         * {@value LatticeConfig#DEFAULT_LEVEL0_COMPACTION_TRIGGER}.
+         *
+         * @param runs from 2 to 64
+         * @return this
+         */
+        public Builder level0CompactionTrigger(int runs) {
+            this.level0CompactionTrigger = (int) checkLong("level0CompactionTrigger", runs, 2, 64);
+            return this;
+        }
+
+        /**
+         * Size ratio between adjacent levels: level {@code n+1} may hold this many times the bytes of level
+         * {@code n} (level 1 may hold {@code ratio} memtables) before one of its runs is merged down. Default
+         * {@value LatticeConfig#DEFAULT_LEVEL_SIZE_RATIO}.
+         *
+         * @param ratio from 2 to 100
+         * @return this
+         */
+        public Builder levelSizeRatio(int ratio) {
+            this.levelSizeRatio = (int) checkLong("levelSizeRatio", ratio, 2, 100);
+            return this;
+        }
+
+        /**
+         * Bytes at which a compaction starts a new output run (also bounded by the provider's
+         * {@code RunLimits.maxRunBytes}). Default {@value LatticeConfig#DEFAULT_TARGET_RUN_BYTES}.
+         *
+         * @param bytes from 64 KiB
+         * @return this
+         */
+        public Builder targetRunBytes(long bytes) {
+            this.targetRunBytes = checkLong("targetRunBytes", bytes, 64 << 10, Long.MAX_VALUE);
+            return this;
+        }
+
+        /**
+         * Threads that run flushes and compactions for all trees (one task per partition at a time). Default
+         * {@value LatticeConfig#DEFAULT_MAINTENANCE_THREADS}.
+         *
+         * @param threads from 1 to 64
+         * @return this
+         */
+        public Builder maintenanceThreads(int threads) {
+            this.maintenanceThreads = (int) checkLong("maintenanceThreads", threads, 1, 64);
             return this;
         }
 

@@ -21,9 +21,14 @@ package dev.lattice.engine;
  * @param checkpointBytes bytes of those checkpoints
  * @param checkpointFailures checkpoints that failed (retried at the next threshold)
  * @param trims trim calls
+ * @param flushes memtables flushed as level-0 runs (their manifests published)
+ * @param compactions compactions published
+ * @param runBytesWritten bytes of runs written by flushes and compactions
+ * @param compactionBytesRead bytes of runs read by compactions
  */
 public record LatticeStats(long stageCalls, long commitCalls, long batchesCommitted, long entriesCommitted,
                            long bytesCommitted, long retries, long failedBatches, long reconciles, long replayEntries,
                            long replayBytes, long replayReadCalls, long replayMillis, long replayCheckpointBytes,
-                           long checkpoints, long checkpointBytes, long checkpointFailures, long trims) {
+                           long checkpoints, long checkpointBytes, long checkpointFailures, long trims,
+                           long flushes, long compactions, long runBytesWritten, long compactionBytesRead) {
 }

@@ -1,6 +1,10 @@
 package dev.lattice.engine;
 
+import dev.lattice.engine.lsm.Manifest;
+import dev.lattice.engine.lsm.ManifestCodec;
 import dev.lattice.spi.CheckpointInfo;
+import dev.lattice.spi.RunInfo;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogEntry;
@@ -63,6 +67,11 @@ final class LogMover {
             String from = cur.keyOf(p);
             if (from.equals(e.getValue())) {
                 continue;
+            }
+            if (!tree.pipelines()[p].state.layers.isEmpty()
+                    && !target.descriptor().has(dev.lattice.spi.ProviderFeature.RUNS)) {
+                throw new IllegalArgumentException("provider '" + e.getValue() + "' has no run store, and log " + log
+                        + " keeps its data in runs: move it to a provider with ProviderFeature.RUNS");
             }
             WalStorageProvider src = ctx.handle(from, log).provider();
             LogState st = src.state(log);
@@ -183,13 +192,67 @@ final class LogMover {
         Optional<CheckpointInfo> scp = src.checkpoints().latest(log);
         Optional<CheckpointInfo> dcp = dst.checkpoints().latest(log);
         if (scp.isPresent() && scp.get().throughOffset() <= dstTail
-                && (dcp.isEmpty() || dcp.get().throughOffset() < scp.get().throughOffset())) {
-            try (InputStream in = src.checkpoints().open(log, scp.get())) {
-                dst.checkpoints().publish(log, fence, scp.get().throughOffset(), scp.get().formatVersion(), in);
+                && (dcp.isEmpty() || dcp.get().throughOffset() <= scp.get().throughOffset())) {
+            CheckpointInfo info = scp.get();
+            try (InputStream in = src.checkpoints().open(log, info)) {
+                if (info.formatVersion() == ManifestCodec.FORMAT) {
+                    // a manifest names runs: copy them first, publish the manifest, then drop the target's others
+                    byte[] bytes = in.readAllBytes();
+                    Manifest manifest = ManifestCodec.decode(log, info.throughOffset(), bytes);
+                    java.util.Set<String> named = new java.util.HashSet<>();
+                    java.util.Set<String> present = new java.util.HashSet<>();
+                    for (RunInfo r : dst.runs().list(log)) {
+                        if (r.complete()) {
+                            present.add(r.id().value());
+                        }
+                    }
+                    for (Manifest.RunRef r : manifest.runs()) {
+                        named.add(r.id().value());
+                        if (!present.contains(r.id().value())) {
+                            copyRun(src.runs(), dst.runs(), log, fence, r);
+                        }
+                    }
+                    dst.checkpoints().publish(log, fence, info.throughOffset(), info.formatVersion(),
+                            new java.io.ByteArrayInputStream(bytes));
+                    for (RunInfo r : dst.runs().list(log)) {
+                        if (!named.contains(r.id().value())) {
+                            dst.runs().delete(log, fence, r.id());
+                        }
+                    }
+                } else {
+                    dst.checkpoints().publish(log, fence, info.throughOffset(), info.formatVersion(), in);
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException("copying the checkpoint of " + log, e);
             }
         }
+    }
+
+    /** Streams one run from the source's run store to the target's, in the source's preferred read size. */
+    private static void copyRun(RunStore from, RunStore to, LogId log, Fence fence, Manifest.RunRef r) {
+        int chunk = Math.max(64 << 10, Math.min(4 << 20, from.limits().preferredReadBytes()));
+        InputStream in = new InputStream() {
+            private long pos;
+            private final byte[] one = new byte[1];
+
+            @Override
+            public int read() {
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                if (pos >= r.lengthBytes()) {
+                    return -1;
+                }
+                int n = from.read(log, r.id(), pos, b, off, Math.min(len, chunk));
+                if (n > 0) {
+                    pos += n;
+                }
+                return n;
+            }
+        };
+        to.write(log, fence, r.id(), in, r.lengthBytes());
     }
 
     /** Drops a moved-away copy of a log from a provider the log is no longer placed on. */
@@ -210,6 +273,11 @@ final class LogMover {
             p.trim(log, f, before.committedTail());
         }
         p.checkpoints().deleteBefore(log, Long.MAX_VALUE);
+        if (p.describe().has(dev.lattice.spi.ProviderFeature.RUNS)) {
+            for (RunInfo r : p.runs().list(log)) {
+                p.runs().delete(log, f, r.id());
+            }
+        }
         LogState after = p.state(log);
         return Math.max(0, before.retainedPayloadBytes() - after.retainedPayloadBytes());
     }

@@ -131,6 +131,9 @@ final class LogPipeline {
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
     // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
     private boolean checkpointDue;
+    // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
+    private volatile boolean flushRequested;
+    private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
     private volatile long lastCheckpointOffset;
 
     private final Timer stageTimer;
@@ -146,6 +149,8 @@ final class LogPipeline {
     private final Counter overdue;
     private final Counter checkpointsRefused;
     private final Tags tags;
+    /** Flush and compaction when the provider has a run store; null otherwise (whole-partition checkpoints). */
+    private volatile RunMaintenance lsm;
 
     LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
                 long committedTail, long lastCheckpointOffset) {
@@ -183,6 +188,159 @@ final class LogPipeline {
         m.gauge("lattice.inflight.batches", "batches staged and not yet committed", "batches", tags,
                 inFlightGauge::get);
         m.gauge("lattice.admission.queued", "writes waiting in the admission queue", "writes", tags, this::queuedSize);
+        this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
+    }
+
+    /** Sets up flush and compaction; collects orphan runs and converts a whole-partition checkpoint in the background. */
+    private RunMaintenance startRunMaintenance() {
+        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall, tags);
+        if (state.loadedManifest != null) {
+            r.loaded(state.loadedManifest);
+        }
+        registerRunGauges();
+        return r;
+    }
+
+    /**
+     * The tree opened (every partition replayed, leftovers of atomic writes resolved): starts this log's maintenance
+     * after the open. Not called for the logs of an open that failed, whose state was dropped.
+     */
+    void opened() {
+        RunMaintenance r = lsm;
+        if (r != null) {
+            ctx.maintenance.execute(() -> afterOpen(r));
+        }
+    }
+
+    private void registerRunGauges() {
+        ctx.meters.gauge("lattice.memtable.bytes", "estimated bytes of the partition's memtable", "bytes", tags,
+                () -> state.memtableBytes);
+        ctx.meters.gauge("lattice.runs", "live runs of the partition", "runs", tags,
+                () -> state.layers.current().runs().size());
+        ctx.meters.gauge("lattice.runs.bytes", "bytes of the partition's live runs", "bytes", tags,
+                () -> state.layers.current().runs().stream().mapToLong(h -> h.ref.lengthBytes()).sum());
+    }
+
+    /**
+     * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
+     * no manifest names; then asks for the conversion of a whole-partition checkpoint, or for a compaction that is
+     * due, through the normal flush path.
+     */
+    private void afterOpen(RunMaintenance r) {
+        if (closing || fatal != null) {
+            return;
+        }
+        try {
+            r.collectOrphans();
+        } catch (FencedException e) {
+            lostOwnership(e);
+            return;
+        } catch (RuntimeException e) {
+            LOG.warn("log {}: orphan run collection after open failed (retried at the next open): {}", log,
+                    e.toString());
+        }
+        if (state.legacyCheckpointLoaded || r.compactionDue()) {
+            flushRequested = true;
+            checkPolicySoon();
+        }
+    }
+
+    /**
+     * Has the checkpoint (flush) policy checked as soon as no commit runs: now if the applier role is free, else
+     * again shortly (a commit that ends on a path that does not look at the policy would leave it unchecked).
+     */
+    private void checkPolicySoon() {
+        lock.lock();
+        try {
+            checkpointDue = true;
+            maybeCheckpointIdle();
+            if (!checkpointDue || closing || fatal != null) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
+    }
+
+    /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
+    private void maintenanceDone() {
+        checkpointRunning.set(false);
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        checkPolicySoon(); // writes that came meanwhile may be over the policy already
+    }
+
+    private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
+        return watched(op, false, call);
+    }
+
+    private boolean publishManifest(byte[] manifest, long through) {
+        boolean ok = publishAndTrim(manifest, through, dev.lattice.engine.lsm.ManifestCodec.FORMAT);
+        if (!ok && fatal != null) {
+            lsm.stop(); // the log was lost: nothing more to publish
+        }
+        return ok;
+    }
+
+    /** Any thread: asks for a flush of this log's memtable (the memory budget runs low). */
+    void requestFlush() {
+        if (lsm == null || flushRequested) {
+            return;
+        }
+        flushRequested = true;
+        checkPolicySoon();
+    }
+
+    /**
+     * Flushes the memtable and waits until that flush (and the compactions after it) ended: for tests and tools.
+     *
+     * @return false when it did not end within {@code timeoutMillis}
+     */
+    boolean flushAndWait(long timeoutMillis) {
+        if (lsm == null) {
+            return true;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        long start = flushesDone.get();
+        boolean asked = false;
+        while (System.nanoTime() < deadline) {
+            lock.lock();
+            try {
+                boolean idle = !checkpointRunning.get() && !committing;
+                if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
+                        && state.layers.current().frozen().isEmpty()) {
+                    return true;
+                }
+                if (idle && !flushRequested && flushesDone.get() == start) {
+                    asked = true;
+                    flushRequested = true;
+                    checkpointDue = true;
+                    maybeCheckpointIdle();
+                }
+                changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
+        }
+        return false;
+    }
+
+    /** @return the memtable's estimated bytes */
+    long memtableBytes() {
+        return state.memtableBytes;
+    }
+
+    /** @return true when this log flushes memtables into runs */
+    boolean hasRuns() {
+        return lsm != null;
     }
 
     private void adoptProviderTraits() {
@@ -256,6 +414,20 @@ final class LogPipeline {
             this.descriptor = target.descriptor();
             this.fence = targetFence;
             adoptProviderTraits();
+            RunMaintenance old = lsm;
+            if (descriptor.has(ProviderFeature.RUNS)) {
+                state.layers.rebind(provider.runs(), ctx.blockCache);
+                RunMaintenance next = new RunMaintenance(log, provider.runs(), targetFence, state, ctx,
+                        this::maintenanceCall, tags);
+                if (old != null) {
+                    next.inherit(old);
+                } else {
+                    registerRunGauges();
+                }
+                lsm = next;
+            } else {
+                lsm = null;
+            }
         } finally {
             lock.unlock();
         }
@@ -1040,10 +1212,14 @@ final class LogPipeline {
     private void maybeStartCheckpoint() {
         if (entriesSinceCheckpoint < ctx.config.checkpointEveryEntries
                 && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes
-                && !replayTooSlow()) {
+                && !replayTooSlow() && !memtableFull()) {
             return;
         }
         if (!checkpointRunning.compareAndSet(false, true)) {
+            return;
+        }
+        if (lsm != null) {
+            startFlush();
             return;
         }
         byte[] snapshot = state.snapshot();
@@ -1053,7 +1229,7 @@ final class LogPipeline {
         batchesSinceCheckpoint = 0;
         ctx.io.execute(() -> {
             try {
-                publishAndTrim(snapshot, through);
+                publishAndTrim(snapshot, through, PartitionState.SNAPSHOT_FORMAT);
             } finally {
                 checkpointRunning.set(false);
                 lock.lock();
@@ -1096,6 +1272,41 @@ final class LogPipeline {
         });
     }
 
+    /** True when the memtable is over its size, a flush was asked for, or a whole-partition checkpoint awaits conversion. */
+    private boolean memtableFull() {
+        if (lsm == null) {
+            return false;
+        }
+        if (flushRequested || state.legacyCheckpointLoaded) {
+            return true; // also with an empty memtable: the task runs the compactions that are due
+        }
+        return state.memtableBytes >= ctx.config.memtableBytes;
+    }
+
+    /** Applier (holding the maintenance flag): freezes the memtable and flushes it in the background. */
+    private void startFlush() {
+        flushRequested = false;
+        state.legacyCheckpointLoaded = false;
+        FrozenMemtable f = state.freeze();
+        entriesSinceCheckpoint = 0;
+        bytesSinceCheckpoint = 0;
+        batchesSinceCheckpoint = 0;
+        ctx.maintenance.execute(() -> {
+            try {
+                if (lsm.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
+                    flushesDone.incrementAndGet();
+                    lsm.compact(this::publishManifest);
+                }
+            } catch (FencedException e) {
+                lostOwnership(e);
+            } catch (RuntimeException e) {
+                LOG.warn("log {}: flush or compaction failed: {}", log, e.toString());
+            } finally {
+                maintenanceDone();
+            }
+        });
+    }
+
     /** True when the provider's replay cost model says replaying the tail since the checkpoint is over budget. */
     private boolean replayTooSlow() {
         var model = descriptor.replayCost();
@@ -1103,17 +1314,16 @@ final class LogPipeline {
                 >= ctx.config.checkpointReplayBudget.toMillis();
     }
 
-    private void publishAndTrim(byte[] snapshot, long through) {
+    private boolean publishAndTrim(byte[] snapshot, long through, int format) {
         long limit = descriptor.limits().maxCheckpointBytes();
         if (snapshot.length > limit) {
             refuseCheckpoint(snapshot.length, limit, through);
-            return;
+            return false;
         }
         long t0 = System.nanoTime();
         try {
             watched("checkpoint publish", false, () -> {
-                provider.checkpoints().publish(log, fence, through, PartitionState.SNAPSHOT_FORMAT,
-                        new ByteArrayInputStream(snapshot));
+                provider.checkpoints().publish(log, fence, through, format, new ByteArrayInputStream(snapshot));
                 return null;
             });
             checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
@@ -1134,8 +1344,10 @@ final class LogPipeline {
                 return null;
             });
             checkpointIssue = null;
+            return true;
         } catch (FencedException e) {
             lostOwnership(e);
+            return false;
         } catch (RuntimeException e) {
             checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
                     + through + " failed: " + e);
@@ -1145,6 +1357,7 @@ final class LogPipeline {
                     .increment();
             LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
                     e.toString());
+            return false;
         }
     }
 
@@ -1259,6 +1472,9 @@ final class LogPipeline {
         lock.lock();
         try {
             closing = true;
+            if (lsm != null) {
+                lsm.stopCompactions();
+            }
             failParked(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
                     + " waited for the keys of an atomic write"));
             space.signalAll();
@@ -1310,7 +1526,11 @@ final class LogPipeline {
         if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
             checkpointRunning.set(true);
             try {
-                publishAndTrim(state.snapshot(), state.appliedOffset);
+                if (lsm != null) {
+                    lsm.flush(state.freeze(), this::publishManifest, 3);
+                } else {
+                    publishAndTrim(state.snapshot(), state.appliedOffset, PartitionState.SNAPSHOT_FORMAT);
+                }
             } finally {
                 checkpointRunning.set(false);
             }

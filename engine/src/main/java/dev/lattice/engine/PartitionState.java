@@ -99,7 +99,20 @@ final class PartitionState {
     }
 
     final LogId log;
-    final ConcurrentSkipListMap<String, Object> map = new ConcurrentSkipListMap<>();
+    /** The memtable: replaced (not cleared) at each freeze, so readers read it before {@link #layers}. */
+    volatile ConcurrentSkipListMap<String, Object> map = new ConcurrentSkipListMap<>();
+    /** Frozen memtables and runs below the memtable. */
+    final PartitionLayers layers;
+    /** Deletes a retired run; set by the log's maintenance once it owns the log. */
+    volatile java.util.function.Consumer<RunHandle> runDeleter = r -> {
+        throw new IllegalStateException("no run store for " + r);
+    };
+    /** The manifest this state was opened from, or null. */
+    dev.lattice.engine.lsm.Manifest loadedManifest;
+    /** A whole-partition checkpoint (format 1 or 2) was loaded: the next flush converts it to runs. */
+    volatile boolean legacyCheckpointLoaded;
+    /** The memory estimate of the memtable (applier-owned). */
+    long memtableBytes;
     private final AtomicLong memoryBudgetUsed;
     private final AtomicWrites atomics;
     private final Function<String, Txn> replayTxns;
@@ -123,6 +136,13 @@ final class PartitionState {
         this.memoryBudgetUsed = memoryBudgetUsed;
         this.atomics = atomics;
         this.replayTxns = replayTxns;
+        this.layers = new PartitionLayers(r -> runDeleter.accept(r));
+    }
+
+    /** Adds to (or with a negative delta gives back) the memtable's estimate and the process-wide one. */
+    private void account(long delta) {
+        memtableBytes += delta;
+        memoryBudgetUsed.addAndGet(delta);
     }
 
     static long estimate(String key, byte[] value) {
@@ -131,45 +151,83 @@ final class PartitionState {
 
     // ------------------------------------------------------------------ reads
 
-    /** @return the newest visible value, or null when absent */
+    /** @return the newest visible value, or null when absent (memtable, then the layers below it) */
     Versioned latest(String key) {
-        return latest(map.get(key));
+        return at(key, Long.MAX_VALUE);
     }
 
-    static Versioned latest(Object o) {
-        while (o instanceof TxnNode n) {
-            if (n.txn.seq > 0) {
-                return n.value == null ? null : new Versioned(n.value, n.txn.version);
-            }
-            o = n.prev;
+    /**
+     * @return the value as of snapshot {@code s} (single-key writes always, atomic writes published at or before
+     *     {@code s}), looking through the memtable and then the layers below it; null when absent
+     */
+    Versioned at(String key, long s) {
+        Object r = topAt(map.get(key), s);
+        if (r == null && !layers.isEmpty()) {
+            r = layers.find(key, s);
         }
-        return (Versioned) o;
+        return r instanceof Versioned v ? v : null;
     }
 
-    /** @return the value as of snapshot {@code s}: single-key writes always, atomic writes published at or before {@code s} */
+    /** @return a memtable object's newest visible value, or null when it holds none (deleted or not here) */
+    static Versioned latest(Object o) {
+        return at(o, Long.MAX_VALUE);
+    }
+
+    /** @return a memtable object's value as of snapshot {@code s}, or null when it holds none (deleted or not here) */
     static Versioned at(Object o, long s) {
+        return topAt(o, s) instanceof Versioned v ? v : null;
+    }
+
+    /**
+     * What a memtable object says about its key as of snapshot {@code s}: a {@link Versioned}, a {@link Tombstone}
+     * when deleted, or null when this layer does not know (look below it).
+     */
+    static Object topAt(Object o, long s) {
         while (o instanceof TxnNode n) {
             long seq = n.txn.seq;
             if (seq > 0 && seq <= s) {
-                return n.value == null ? null : new Versioned(n.value, n.txn.version);
+                return n.value == null ? Tombstone.ABSENT : new Versioned(n.value, n.txn.version);
             }
             o = n.prev;
         }
-        return (Versioned) o;
+        return o;
     }
 
-    /** @return the number of visible keys (walks the map only while atomic writes leave nodes in it) */
+    /** @return the number of visible keys (walks the map only while atomic writes or layers below need it) */
     long count() {
-        if (chained.isEmpty()) {
-            return map.size();
+        if (layers.isEmpty()) {
+            if (chained.isEmpty()) {
+                return map.size();
+            }
+            long n = 0;
+            for (Object o : map.values()) {
+                if (latest(o) != null) {
+                    n++;
+                }
+            }
+            return n;
         }
         long n = 0;
-        for (Object o : map.values()) {
-            if (latest(o) != null) {
-                n++;
-            }
+        for (java.util.Iterator<Map.Entry<String, Object>> it = scan(null, null, false, Long.MAX_VALUE);
+             it.hasNext(); it.next()) {
+            n++;
         }
         return n;
+    }
+
+    /**
+     * The visible entries in {@code [from, to)} as of {@code snapshot}; values are memtable objects (read them with
+     * {@link #at(Object, long)}) while no layer exists below the memtable, {@link Versioned} otherwise.
+     */
+    java.util.Iterator<Map.Entry<String, Object>> scan(String from, String to, boolean reverse, long snapshot) {
+        java.util.NavigableMap<String, Object> m = PartitionLayers.range(map, from, to);
+        if (reverse) {
+            m = m.descendingMap();
+        }
+        if (layers.isEmpty()) {
+            return m.entrySet().iterator();
+        }
+        return layers.scan(m, from, to, reverse, snapshot);
     }
 
     // ------------------------------------------------------------------ apply
@@ -222,9 +280,16 @@ final class PartitionState {
                 return Boolean.TRUE;
             }
             case WalRecord.Mutation.DELETE: {
-                Object old = map.remove(m.key());
+                if (layers.isEmpty()) {
+                    Object old = map.remove(m.key());
+                    drop(m.key(), old);
+                    return latest(old) != null;
+                }
+                boolean existed = latest(m.key()) != null;
+                Object old = map.put(m.key(), new Tombstone(version));
+                account(estimate(m.key(), null));
                 drop(m.key(), old);
-                return latest(old) != null;
+                return existed;
             }
             default:
                 throw new IllegalStateException("not a tree mutation: op " + m.op());
@@ -233,7 +298,7 @@ final class PartitionState {
 
     private void put(String key, byte[] value, long version) {
         Object old = map.put(key, new Versioned(value, version));
-        memoryBudgetUsed.addAndGet(estimate(key, value));
+        account(estimate(key, value));
         drop(key, old);
     }
 
@@ -255,7 +320,7 @@ final class PartitionState {
             if (top instanceof TxnNode n && n.txn.seq == 0) {
                 return new PreconditionFailure(m.key(), m.expectedVersion(), 0, true);
             }
-            Versioned cur = latest(top);
+            Versioned cur = latest(m.key());
             long actual = cur == null ? 0 : cur.version();
             if (actual != m.expectedVersion()) {
                 return new PreconditionFailure(m.key(), m.expectedVersion(), actual, false);
@@ -291,7 +356,7 @@ final class PartitionState {
             byte[] v = op == WalRecord.Mutation.PUT ? m.value() : null;
             map.compute(k, (key, older) -> new TxnNode(v, t, older));
             chained.add(k);
-            memoryBudgetUsed.addAndGet(estimate(k, v));
+            account(estimate(k, v));
             keys.add(k);
         }
         return keys;
@@ -388,7 +453,7 @@ final class PartitionState {
         Object o = top;
         while (o instanceof TxnNode n) {
             if (n.txn == t) {
-                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
+                account(-estimate(key, n.value));
                 if (parent != null) {
                     parent.prev = n.prev;
                 } else if (n.prev == null) {
@@ -427,8 +492,12 @@ final class PartitionState {
         Object older = n.prev;
         n.prev = null;
         if (n.value == null) {
-            map.remove(key);
-            memoryBudgetUsed.addAndGet(-estimate(key, null));
+            if (layers.isEmpty()) {
+                map.remove(key);
+                account(-estimate(key, null));
+            } else {
+                map.put(key, new Tombstone(n.txn.version)); // hides older values below; same estimate as the node
+            }
         } else {
             map.put(key, new Versioned(n.value, n.txn.version));
         }
@@ -440,10 +509,10 @@ final class PartitionState {
     private void dropChain(String key, Object o) {
         while (o != null) {
             if (o instanceof TxnNode n) {
-                memoryBudgetUsed.addAndGet(-estimate(key, n.value));
+                account(-estimate(key, n.value));
                 o = n.prev;
             } else {
-                memoryBudgetUsed.addAndGet(-estimate(key, ((Versioned) o).value()));
+                account(-estimate(key, o instanceof Versioned v ? v.value() : null));
                 o = null;
             }
         }
@@ -542,16 +611,8 @@ final class PartitionState {
             out.writeInt(SNAPSHOT_FORMAT);
             out.writeLong(appliedOffset);
             out.writeLong(maxVersion);
-            // Which prepared writes are pending is decided once, first: a coordinator's applier may publish one while this
-            // runs, and each write must land wholly in the pending section or wholly in the committed view.
-            List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
-            Set<Txn> pendingTxns = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
-                if (e.getValue().txn().seq == 0) {
-                    pending.add(e);
-                    pendingTxns.add(e.getValue().txn());
-                }
-            }
+            List<Map.Entry<String, Unresolved>> pending = pendingNow();
+            Set<Txn> pendingTxns = txnsOf(pending);
             List<Map.Entry<String, Versioned>> committed = new ArrayList<>(map.size());
             for (Map.Entry<String, Object> e : map.entrySet()) {
                 Versioned v = committedView(e.getValue(), pendingTxns);
@@ -568,51 +629,7 @@ final class PartitionState {
                 out.writeInt(e.getValue().value().length);
                 out.write(e.getValue().value());
             }
-            out.writeInt(pending.size());
-            for (Map.Entry<String, Unresolved> e : pending) {
-                out.writeUTF(e.getKey());
-                out.writeUTF(e.getValue().coordinator().tree());
-                out.writeInt(e.getValue().coordinator().partition());
-                out.writeInt(e.getValue().mutations().size());
-                for (WalRecord.Mutation m : e.getValue().mutations()) {
-                    out.writeByte(m.op());
-                    writeKey(out, m.key());
-                    if (m.op() == WalRecord.Mutation.PUT) {
-                        out.writeInt(m.value().length);
-                        out.write(m.value());
-                    }
-                }
-            }
-            List<Decision> kept = new ArrayList<>();
-            long now = System.currentTimeMillis();
-            for (Decision d : decisions.values()) {
-                if (atomics.forgettable(d, now)) {
-                    decisions.remove(d.id);
-                    if (d.idempotencyKey != null) {
-                        decisionsByIdempotencyKey.remove(d.idempotencyKey, d);
-                    }
-                } else {
-                    kept.add(d);
-                }
-            }
-            out.writeInt(kept.size());
-            for (Decision d : kept) {
-                out.writeUTF(d.id);
-                out.writeBoolean(d.commit);
-                out.writeLong(d.version);
-                out.writeLong(d.timeMillis);
-                out.writeBoolean(d.idempotencyKey != null);
-                if (d.idempotencyKey != null) {
-                    writeKey(out, d.idempotencyKey);
-                    out.writeLong(d.digest);
-                }
-                List<LogId> outstanding = List.copyOf(d.outstanding);
-                out.writeInt(outstanding.size());
-                for (LogId l : outstanding) {
-                    out.writeUTF(l.tree());
-                    out.writeInt(l.partition());
-                }
-            }
+            writeAtomicSections(out, pending);
             out.flush();
             int crc = (int) checked.getChecksum().getValue();
             new DataOutputStream(bytes).writeInt(crc);
@@ -620,6 +637,189 @@ final class PartitionState {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The prepared writes pending now. Decided once, first: a coordinator's applier may publish one meanwhile, and
+     * each write must land wholly in the pending section or wholly in the committed view.
+     */
+    private List<Map.Entry<String, Unresolved>> pendingNow() {
+        List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
+        for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
+            if (e.getValue().txn().seq == 0) {
+                pending.add(e);
+            }
+        }
+        return pending;
+    }
+
+    private static Set<Txn> txnsOf(List<Map.Entry<String, Unresolved>> pending) {
+        Set<Txn> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Map.Entry<String, Unresolved> e : pending) {
+            out.add(e.getValue().txn());
+        }
+        return out;
+    }
+
+    /** The pending and decision sections (snapshot format 2, and a manifest's engine state). */
+    private void writeAtomicSections(DataOutputStream out, List<Map.Entry<String, Unresolved>> pending)
+            throws IOException {
+        out.writeInt(pending.size());
+        for (Map.Entry<String, Unresolved> e : pending) {
+            out.writeUTF(e.getKey());
+            out.writeUTF(e.getValue().coordinator().tree());
+            out.writeInt(e.getValue().coordinator().partition());
+            out.writeInt(e.getValue().mutations().size());
+            for (WalRecord.Mutation m : e.getValue().mutations()) {
+                out.writeByte(m.op());
+                writeKey(out, m.key());
+                if (m.op() == WalRecord.Mutation.PUT) {
+                    out.writeInt(m.value().length);
+                    out.write(m.value());
+                }
+            }
+        }
+        List<Decision> kept = new ArrayList<>();
+        long now = System.currentTimeMillis();
+        for (Decision d : decisions.values()) {
+            if (atomics.forgettable(d, now)) {
+                decisions.remove(d.id);
+                if (d.idempotencyKey != null) {
+                    decisionsByIdempotencyKey.remove(d.idempotencyKey, d);
+                }
+            } else {
+                kept.add(d);
+            }
+        }
+        out.writeInt(kept.size());
+        for (Decision d : kept) {
+            out.writeUTF(d.id);
+            out.writeBoolean(d.commit);
+            out.writeLong(d.version);
+            out.writeLong(d.timeMillis);
+            out.writeBoolean(d.idempotencyKey != null);
+            if (d.idempotencyKey != null) {
+                writeKey(out, d.idempotencyKey);
+                out.writeLong(d.digest);
+            }
+            List<LogId> outstanding = List.copyOf(d.outstanding);
+            out.writeInt(outstanding.size());
+            for (LogId l : outstanding) {
+                out.writeUTF(l.tree());
+                out.writeInt(l.partition());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ memtable + runs
+
+    /**
+     * Applier: freezes the memtable (see {@link FrozenMemtable}) and starts a new one, which takes over the keys
+     * that hold atomic-write chains. Each moved chain gets its older value as an explicit base, so that once the
+     * frozen memtable is flushed (and holds the chain's committed value) an older snapshot still finds the value
+     * below the chain in the new memtable rather than in the run.
+     *
+     * @return the frozen memtable, already the top layer below the new memtable
+     */
+    FrozenMemtable freeze() {
+        List<Map.Entry<String, Unresolved>> pending = pendingNow();
+        Set<Txn> pendingTxns = txnsOf(pending);
+        ConcurrentSkipListMap<String, Object> old = map;
+        ConcurrentSkipListMap<String, Object> next = new ConcurrentSkipListMap<>();
+        Map<String, Object> views = new java.util.HashMap<>();
+        long moved = 0;
+        for (String k : chained) {
+            Object o = old.get(k);
+            if (!(o instanceof TxnNode top)) {
+                continue;
+            }
+            TxnNode last = top;
+            while (last.prev instanceof TxnNode p) {
+                last = p;
+            }
+            if (last.prev == null) {
+                Object below = layers.isEmpty() ? null : layers.find(k, Long.MAX_VALUE);
+                Object base = below instanceof Versioned ? below : new Tombstone(0);
+                last.prev = base;
+                account(estimate(k, base instanceof Versioned v ? v.value() : null));
+            }
+            Object view = committedTop(o, pendingTxns);
+            views.put(k, view == null ? FrozenMemtable.NOTHING : view);
+            next.put(k, o);
+            moved += chainEstimate(k, o);
+        }
+        byte[] engineState;
+        try {
+            java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(256);
+            DataOutputStream out = new DataOutputStream(bytes);
+            writeAtomicSections(out, pending);
+            out.flush();
+            engineState = bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        FrozenMemtable f = new FrozenMemtable(old, views, appliedOffset, maxVersion, engineState,
+                memtableBytes - moved);
+        layers.addFrozen(f);
+        map = next;
+        memtableBytes = moved;
+        return f;
+    }
+
+    /** Gives back the memory estimate of a flushed memtable (after its runs replaced it in the layers). */
+    void flushed(FrozenMemtable f) {
+        memoryBudgetUsed.addAndGet(-f.estimateBytes());
+    }
+
+    private static long chainEstimate(String key, Object o) {
+        long n = 0;
+        while (o != null) {
+            if (o instanceof TxnNode t) {
+                n += estimate(key, t.value);
+                o = t.prev;
+            } else {
+                n += estimate(key, o instanceof Versioned v ? v.value() : null);
+                o = null;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The newest published value of a chain that is not pending: a {@link Versioned}, a {@link Tombstone}, or null
+     * when the chain ends without one.
+     */
+    static Object committedTop(Object o, Set<Txn> pending) {
+        while (o instanceof TxnNode n) {
+            if (n.txn.seq > 0 && !pending.contains(n.txn)) {
+                return n.value == null ? new Tombstone(n.txn.version) : new Versioned(n.value, n.txn.version);
+            }
+            o = n.prev;
+        }
+        return o;
+    }
+
+    /**
+     * At open: takes a manifest's runs as the layers below the (empty) memtable and its engine state.
+     *
+     * @throws CorruptLogException if the engine state cannot be decoded
+     */
+    void loadManifest(dev.lattice.engine.lsm.Manifest m, List<RunHandle> runs) {
+        layers.setRuns(runs);
+        try {
+            DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(m.engineState()));
+            readAtomicSections(in, m.throughOffset());
+            if (in.read() != -1) {
+                throw new CorruptLogException(log, m.throughOffset(), "manifest engine state has trailing bytes");
+            }
+        } catch (EOFException e) {
+            throw new CorruptLogException(log, m.throughOffset(), "manifest engine state is truncated", e);
+        } catch (IOException e) {
+            throw new CorruptLogException(log, m.throughOffset(), "manifest engine state: " + e.getMessage(), e);
+        }
+        appliedOffset = m.throughOffset();
+        maxVersion = m.lastVersion();
+        loadedManifest = m;
     }
 
     /** The newest value published and not in {@code pending}: what the checkpoint holds as committed. */
@@ -630,7 +830,7 @@ final class PartitionState {
             }
             o = n.prev;
         }
-        return (Versioned) o;
+        return o instanceof Versioned v ? v : null;
     }
 
     private static void writeKey(DataOutputStream out, String key) throws IOException {
@@ -700,47 +900,7 @@ final class PartitionState {
                 }
             }
             if (format >= 2) {
-                int pending = in.readInt();
-                for (int i = 0; i < pending; i++) {
-                    String id = in.readUTF();
-                    LogId coordinator = new LogId(in.readUTF(), in.readInt());
-                    int n = in.readInt();
-                    List<WalRecord.Mutation> ms = new ArrayList<>(Math.min(n, 4096));
-                    for (int j = 0; j < n; j++) {
-                        byte op = in.readByte();
-                        String k = readKey(in, throughOffset);
-                        byte[] kb = k.getBytes(StandardCharsets.UTF_8);
-                        if (op == WalRecord.Mutation.PUT) {
-                            ms.add(WalRecord.Mutation.put(k, kb, readValue(in, throughOffset)));
-                        } else if (op == WalRecord.Mutation.DELETE) {
-                            ms.add(WalRecord.Mutation.delete(k, kb));
-                        } else {
-                            throw new CorruptLogException(log, throughOffset, "checkpoint pending op " + op);
-                        }
-                    }
-                    Txn t = replayTxns.apply(id);
-                    insert(ms, t);
-                    unresolved.put(id, new Unresolved(t, ms, coordinator));
-                }
-                int decided = in.readInt();
-                for (int i = 0; i < decided; i++) {
-                    String id = in.readUTF();
-                    boolean commit = in.readBoolean();
-                    long version = in.readLong();
-                    long time = in.readLong();
-                    String idem = null;
-                    long digest = 0;
-                    if (in.readBoolean()) {
-                        idem = readKey(in, throughOffset);
-                        digest = in.readLong();
-                    }
-                    int n = in.readInt();
-                    List<LogId> parts = new ArrayList<>(Math.min(n, 4096));
-                    for (int j = 0; j < n; j++) {
-                        parts.add(new LogId(in.readUTF(), in.readInt()));
-                    }
-                    addDecision(new Decision(id, commit, version, time, idem, digest, parts));
-                }
+                readAtomicSections(in, throughOffset);
             }
             int computed = (int) checked.getChecksum().getValue();
             int stored = new DataInputStream(buffered).readInt();
@@ -752,10 +912,56 @@ final class PartitionState {
             }
             appliedOffset = through;
             maxVersion = maxV;
+            legacyCheckpointLoaded = true;
         } catch (EOFException e) {
             throw new CorruptLogException(log, throughOffset, "checkpoint is truncated", e);
         } catch (IOException e) {
             throw new CorruptLogException(log, throughOffset, "checkpoint cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** Reads the sections {@link #writeAtomicSections} wrote, into this state. */
+    private void readAtomicSections(DataInputStream in, long throughOffset) throws IOException {
+        int pending = in.readInt();
+        for (int i = 0; i < pending; i++) {
+            String id = in.readUTF();
+            LogId coordinator = new LogId(in.readUTF(), in.readInt());
+            int n = in.readInt();
+            List<WalRecord.Mutation> ms = new ArrayList<>(Math.min(n, 4096));
+            for (int j = 0; j < n; j++) {
+                byte op = in.readByte();
+                String k = readKey(in, throughOffset);
+                byte[] kb = k.getBytes(StandardCharsets.UTF_8);
+                if (op == WalRecord.Mutation.PUT) {
+                    ms.add(WalRecord.Mutation.put(k, kb, readValue(in, throughOffset)));
+                } else if (op == WalRecord.Mutation.DELETE) {
+                    ms.add(WalRecord.Mutation.delete(k, kb));
+                } else {
+                    throw new CorruptLogException(log, throughOffset, "checkpoint pending op " + op);
+                }
+            }
+            Txn t = replayTxns.apply(id);
+            insert(ms, t);
+            unresolved.put(id, new Unresolved(t, ms, coordinator));
+        }
+        int decided = in.readInt();
+        for (int i = 0; i < decided; i++) {
+            String id = in.readUTF();
+            boolean commit = in.readBoolean();
+            long version = in.readLong();
+            long time = in.readLong();
+            String idem = null;
+            long digest = 0;
+            if (in.readBoolean()) {
+                idem = readKey(in, throughOffset);
+                digest = in.readLong();
+            }
+            int n = in.readInt();
+            List<LogId> parts = new ArrayList<>(Math.min(n, 4096));
+            for (int j = 0; j < n; j++) {
+                parts.add(new LogId(in.readUTF(), in.readInt()));
+            }
+            addDecision(new Decision(id, commit, version, time, idem, digest, parts));
         }
     }
 
@@ -765,6 +971,8 @@ final class PartitionState {
             dropChain(e.getKey(), e.getValue());
         }
         map.clear();
+        layers.setRuns(List.of());
+        memtableBytes = 0;
         chained.clear();
         unresolved.clear();
         decisions.clear();

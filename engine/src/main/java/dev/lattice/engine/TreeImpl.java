@@ -1,5 +1,7 @@
 package dev.lattice.engine;
 
+import dev.lattice.engine.lsm.Manifest;
+import dev.lattice.engine.lsm.ManifestCodec;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.Fence;
@@ -142,6 +144,9 @@ final class TreeImpl implements Tree {
             throw failure;
         }
         ctx.atomics.resolveAtOpen(t);
+        for (LogPipeline lp : t.pipelines) {
+            lp.opened();
+        }
         long max = 0;
         for (LogPipeline lp : t.pipelines) {
             max = Math.max(max, lp.state.maxVersion);
@@ -187,14 +192,19 @@ final class TreeImpl implements Tree {
                     reserved.addAndGet(-info.sizeBytes());
                     throw e;
                 }
-                if (info.formatVersion() != PartitionState.SNAPSHOT_FORMAT
-                        && info.formatVersion() != PartitionState.SNAPSHOT_FORMAT_V1) {
-                    throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + info.formatVersion()
-                            + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT_V1 + " or "
-                            + PartitionState.SNAPSHOT_FORMAT + ")");
+                int format = info.formatVersion();
+                if (format != PartitionState.SNAPSHOT_FORMAT && format != PartitionState.SNAPSHOT_FORMAT_V1
+                        && format != ManifestCodec.FORMAT) {
+                    throw new CorruptLogException(log, info.throughOffset(), "checkpoint format " + format
+                            + " is not supported (expected " + PartitionState.SNAPSHOT_FORMAT_V1 + ", "
+                            + PartitionState.SNAPSHOT_FORMAT + " or the manifest format " + ManifestCodec.FORMAT + ")");
                 }
                 try (InputStream in = calls.call("checkpoint open", () -> p.checkpoints().open(log, info))) {
-                    ps.load(info.throughOffset(), in, ctx.config.memoryBudgetBytes);
+                    if (format == ManifestCodec.FORMAT) {
+                        loadManifest(ps, p, log, info, in);
+                    } else {
+                        ps.load(info.throughOffset(), in, ctx.config.memoryBudgetBytes);
+                    }
                 } catch (IOException e) {
                     throw new UncheckedIOException("closing checkpoint stream of " + log, e);
                 } finally {
@@ -251,6 +261,22 @@ final class TreeImpl implements Tree {
             ps.clear(); // give back what a half-done replay took from the memory budget
             throw e;
         }
+    }
+
+    /** Opens a manifest: its runs become the layers below the memtable (their indexes load on first use). */
+    private void loadManifest(PartitionState ps, WalStorageProvider p, LogId log, CheckpointInfo info, InputStream in)
+            throws IOException {
+        dev.lattice.spi.ProviderDescriptor d = handles[log.partition()].descriptor();
+        if (!d.has(dev.lattice.spi.ProviderFeature.RUNS)) {
+            throw new CorruptLogException(log, info.throughOffset(), "the latest checkpoint is a manifest of runs, but "
+                    + "provider '" + d.name() + "' has no run store");
+        }
+        Manifest m = ManifestCodec.decode(log, info.throughOffset(), in.readAllBytes());
+        List<RunHandle> runs = new ArrayList<>(m.runs().size());
+        for (Manifest.RunRef r : m.runs()) {
+            runs.add(new RunHandle(r, p.runs(), log, ctx.blockCache));
+        }
+        ps.loadManifest(m, runs);
     }
 
     /**
@@ -408,10 +434,43 @@ final class TreeImpl implements Tree {
     private void checkBudget(String key, byte[] value) {
         long used = ctx.memoryUsed.get();
         long add = PartitionState.estimate(key, value);
-        if (used + add > ctx.config.memoryBudgetBytes) {
+        long budget = ctx.config.memoryBudgetBytes;
+        if (used + add > budget * 3 / 4 || used + add > budget) {
+            LogPipeline lp = pipeline(key);
+            if (lp.hasRuns()) {
+                awaitFlush(lp, add, budget);
+                return;
+            }
+        }
+        if (used + add > budget) {
             throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
                     + " bytes is spent (live data estimate " + used + " bytes); write to '" + name + "' refused");
         }
+    }
+
+    /**
+     * The memtables are using most of the budget: asks this log (and the largest memtables) to flush; when the budget
+     * is spent, waits for flushes up to the admission timeout, then fails with the saturation signal.
+     */
+    private void awaitFlush(LogPipeline lp, long add, long budget) {
+        ctx.requestFlushes(lp);
+        if (ctx.memoryUsed.get() + add <= budget) {
+            return;
+        }
+        long deadline = System.nanoTime() + ctx.config.admissionTimeout.toNanos();
+        long t0 = System.nanoTime();
+        while (ctx.memoryUsed.get() + add > budget) {
+            if (System.nanoTime() > deadline) {
+                ctx.stallNanos.add(System.nanoTime() - t0);
+                throw new LatticeSaturatedException("write to '" + name + "' waited "
+                        + ctx.config.admissionTimeout.toMillis() + " ms for memtable flushes (flush behind): the "
+                        + "memtables hold " + ctx.memoryUsed.get() + " bytes of the " + budget + "-byte memory budget "
+                        + "(LatticeConfig memoryBudgetBytes, memtableBytes, admissionTimeout)", null);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            checkOpen();
+        }
+        ctx.stallNanos.add(System.nanoTime() - t0);
     }
 
     @SuppressWarnings("unchecked")
@@ -501,7 +560,7 @@ final class TreeImpl implements Tree {
                     throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
                             + k.length() + " characters");
                 }
-                Versioned v = PartitionState.at(pipeline(k).state.map.get(k), s);
+                Versioned v = pipeline(k).state.at(k, s);
                 if (v != null) {
                     out.put(k, v.value());
                 }
@@ -606,6 +665,15 @@ final class TreeImpl implements Tree {
         return ctx.atomics.begin(this);
     }
 
+    /** Flushes every partition's memtable into runs and waits (tests and tools); false on timeout. */
+    boolean flushNow(long timeoutMillis) {
+        boolean all = true;
+        for (LogPipeline p : pipelines) {
+            all &= p.flushAndWait(timeoutMillis);
+        }
+        return all;
+    }
+
     @Override
     public long count() {
         checkOpen();
@@ -647,16 +715,7 @@ final class TreeImpl implements Tree {
         long snapshot = vis.openSnapshot();
         List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(pipelines.length);
         for (LogPipeline p : pipelines) {
-            NavigableMap<String, Object> m = p.state.map;
-            if (fromInclusive != null && toExclusive != null) {
-                m = fromInclusive.compareTo(toExclusive) >= 0 ? new TreeMap<>()
-                        : m.subMap(fromInclusive, true, toExclusive, false);
-            } else if (fromInclusive != null) {
-                m = m.tailMap(fromInclusive, true);
-            } else if (toExclusive != null) {
-                m = m.headMap(toExclusive, false);
-            }
-            its.add((reverse ? m.descendingMap() : m).entrySet().iterator());
+            its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
         }
         return new MergeCursor(its, reverse, vis, snapshot);
     }

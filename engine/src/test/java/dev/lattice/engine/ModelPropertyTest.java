@@ -39,15 +39,31 @@ class ModelPropertyTest {
     @Property(tries = 40)
     void engineMatchesModelAcrossReopens(@ForAll @Size(max = 120) List<@net.jqwik.api.From("ops") Op> ops,
                                          @ForAll("checkpointEvery") int checkpointEvery) {
+        check(ops, LatticeConfig.builder().partitions(3).checkpointEveryEntries(checkpointEvery), false);
+    }
+
+    /**
+     * The same over memtables, flushes and compactions: tiny memtables and runs, compaction after two level-0 runs,
+     * and explicit flushes (operation 5) between writes, reopens and crashes.
+     */
+    @Property(tries = 40)
+    void engineMatchesModelAcrossFlushesAndCompactions(
+            @ForAll @Size(max = 150) List<@net.jqwik.api.From("ops") Op> ops,
+            @ForAll("checkpointEvery") int checkpointEvery) {
+        check(ops, LatticeConfig.builder().partitions(3).checkpointEveryEntries(checkpointEvery)
+                .memtableBytes(64 << 10).targetRunBytes(64 << 10).level0CompactionTrigger(2).levelSizeRatio(2)
+                .blockCacheBytes(0), true);
+    }
+
+    private void check(List<Op> ops, LatticeConfig.Builder cfg, boolean flushes) {
         InMemoryStorage storage = new InMemoryStorage();
         Map<String, byte[]> model = new TreeMap<>();
         Map<String, Long> versions = new TreeMap<>();
-        LatticeConfig.Builder cfg = LatticeConfig.builder().partitions(3).checkpointEveryEntries(checkpointEvery);
         Lattice l = open(storage, cfg);
         Tree t = l.tree("m");
         try {
             for (Op op : ops) {
-                switch (op.kind()) {
+                switch (op.kind() == 5 && !flushes ? 9 : op.kind()) { // 5: a flush, else a reopen
                     case 0, 1 -> {
                         versions.put(op.key(), t.put(op.key(), op.value()));
                         model.put(op.key(), op.value());
@@ -103,6 +119,7 @@ class ModelPropertyTest {
                         versions.put(op.key() + "x", v);
                         versions.put(op.key() + "z", v);
                     }
+                    case 5 -> assertThat(((TreeImpl) t).flushNow(10_000)).as("flush").isTrue();
                     default -> {
                         if (op.value().length % 2 == 0) {
                             l.close();

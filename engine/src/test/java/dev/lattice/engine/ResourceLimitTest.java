@@ -37,13 +37,15 @@ class ResourceLimitTest {
         t.putAll(m);
     }
 
+    /** On a provider without a run store, all data lives in the heap: an open that cannot fit is refused early. */
     @Test
     void anOpenWhoseCheckpointsExceedTheBudgetIsRefusedBeforeReadingThem() {
         InMemoryStorage storage = new InMemoryStorage();
-        try (Lattice l = open(storage, LatticeConfig.builder().partitions(4))) {
+        try (Lattice l = Lattice.open(LatticeConfig.builder().partitions(4)
+                .provider(new WithoutRunStore(new InMemoryWalStorageProvider(storage)), true).build())) {
             fill(l.tree("big"), 4_000); // ~4 MB, checkpointed at close
         }
-        CountingProvider counting = new CountingProvider(new InMemoryWalStorageProvider(storage));
+        CountingProvider counting = new CountingProvider(new WithoutRunStore(new InMemoryWalStorageProvider(storage)));
         try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true)
                 .memoryBudgetBytes(1L << 20).build())) {
             long t0 = System.nanoTime();
@@ -57,6 +59,22 @@ class ResourceLimitTest {
         }
         try (Lattice l = open(storage)) {
             assertThat(l.tree("big").count()).isEqualTo(4_000); // nothing was harmed
+        }
+    }
+
+    /** With a run store the same tree opens under the same budget: the open reads manifests, not the data. */
+    @Test
+    void aTreeLargerThanTheBudgetOpensFromItsManifests() {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice l = open(storage, LatticeConfig.builder().partitions(4))) {
+            fill(l.tree("big"), 4_000); // ~4 MB, flushed into runs at close
+        }
+        try (Lattice l = open(storage, LatticeConfig.builder().memoryBudgetBytes(1L << 20))) {
+            Tree t = l.tree("big");
+            assertThat(t.count()).isEqualTo(4_000);
+            assertThat(t.get("key-3999")).isPresent();
+            assertThat(l.stats().replayCheckpointBytes()).as("manifests only").isLessThan(8 * 1024);
+            assertThat(l.liveDataBytes()).isLessThan(1L << 20);
         }
     }
 
@@ -76,6 +94,31 @@ class ResourceLimitTest {
         crashed.close();
     }
 
+    /** With a run store the data goes into runs and the manifest stays small: the same limit never binds. */
+    @Test
+    void withRunsAPartitionGrowsPastTheCheckpointLimitAndItsLogIsStillTrimmed() {
+        InMemoryStorage storage = new InMemoryStorage();
+        long limit = 64 * 1024;
+        LimitEnforcingProvider limited = LimitEnforcingProvider.clamping(new InMemoryWalStorageProvider(storage),
+                LimitEnforcingProvider.serviceLimits().maxCheckpointBytes(limit).build());
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(limited, true).partitions(1)
+                .checkpointEveryEntries(50).build())) {
+            Tree t = l.tree("cp");
+            for (int i = 0; i < 1_000; i++) {
+                t.put("grow-" + i, new byte[VALUE_BYTES]); // ~1 MB: 16 times the checkpoint limit
+            }
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(l.provider().state(new dev.lattice.spi.LogId("cp", 0)).trimWatermark())
+                            .isGreaterThanOrEqualTo(950));
+            assertThat(t.healthIssues()).isEmpty();
+            assertThat(l.stats().checkpointFailures()).isZero();
+        }
+        try (Lattice l = open(storage)) {
+            assertThat(l.tree("cp").count()).isEqualTo(1_000);
+        }
+    }
+
+    /** Without a run store a checkpoint is the whole partition: past the provider's limit it is refused, visibly. */
     @Test
     void aCheckpointLargerThanTheProviderStoresIsNeverUploadedAndIsVisible() {
         InMemoryStorage storage = new InMemoryStorage();
@@ -84,8 +127,8 @@ class ResourceLimitTest {
         LimitEnforcingProvider limited = LimitEnforcingProvider.clamping(new InMemoryWalStorageProvider(storage),
                 LimitEnforcingProvider.serviceLimits().maxCheckpointBytes(limit).build());
         CountingProvider counting = new CountingProvider(limited);
-        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true).partitions(1)
-                .checkpointEveryEntries(50).build())) {
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(new WithoutRunStore(counting), true)
+                .partitions(1).checkpointEveryEntries(50).build())) {
             Tree t = l.tree("cp");
             fill(t, 40);
             for (int i = 0; i < 15; i++) {

@@ -201,7 +201,7 @@ public final class RunReader {
             return null;
         }
         for (int b = firstBlockFor(key); b < lastKeys.length; b++) {
-            DataBlock.Cursor c = wrap(b).cursor();
+            DataBlock.Cursor c = dataBlock(b).cursor();
             c.seek(key);
             while (next(c, b)) {
                 int cmp = c.key().compareTo(key);
@@ -217,10 +217,6 @@ public final class RunReader {
             }
         }
         return null;
-    }
-
-    private DataBlock wrap(int b) {
-        return dataBlock(b);
     }
 
     private boolean next(DataBlock.Cursor c, int block) {
@@ -253,7 +249,7 @@ public final class RunReader {
                             done = true;
                             break;
                         }
-                        cursor = wrap(block).cursor();
+                        cursor = dataBlock(block).cursor();
                         if (from != null) {
                             cursor.seek(from);
                         }
@@ -283,6 +279,50 @@ public final class RunReader {
                 RunEntry e = next;
                 next = null;
                 return e;
+            }
+        };
+    }
+
+    /**
+     * Every entry with a key in {@code [from, to)}, keys descending (entries of one key keep their run order). Reads
+     * one block at a time from the end of the range.
+     *
+     * @param from first key, inclusive, or null
+     * @param to last key, exclusive, or null
+     * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
+     * @throws CorruptRunException from the iterator if a block fails its check
+     */
+    public Iterator<RunEntry> scanReverse(String from, String to) {
+        return new Iterator<>() {
+            private int block = !meta.overlaps(from, to) ? -1
+                    : to == null ? lastKeys.length - 1 : Math.min(lastKeys.length - 1, firstBlockFor(to));
+            private final int firstBlock = from == null ? 0 : firstBlockFor(from);
+            private final java.util.ArrayList<RunEntry> buffer = new java.util.ArrayList<>();
+            private int pos = -1;
+
+            @Override
+            public boolean hasNext() {
+                while (pos < 0 && block >= firstBlock && block >= 0) {
+                    buffer.clear();
+                    DataBlock.Cursor c = dataBlock(block).cursor();
+                    while (RunReader.this.next(c, block)) {
+                        String k = c.key();
+                        if ((from == null || k.compareTo(from) >= 0) && (to == null || k.compareTo(to) < 0)) {
+                            buffer.add(c.entry());
+                        }
+                    }
+                    block--;
+                    pos = buffer.size() - 1;
+                }
+                return pos >= 0;
+            }
+
+            @Override
+            public RunEntry next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                return buffer.get(pos--);
             }
         };
     }

@@ -140,6 +140,24 @@ public final class RunWriter {
     }
 
     /**
+     * Bytes written so far (finished blocks plus the open one), before the filter, index and footer.
+     *
+     * @return bytes
+     */
+    public long sizeBytes() {
+        return out.size() + block.size();
+    }
+
+    /**
+     * Entries added so far.
+     *
+     * @return entries
+     */
+    public long entries() {
+        return entries;
+    }
+
+    /**
      * Closes the run.
      *
      * @return the run's bytes (exactly its length) and statistics

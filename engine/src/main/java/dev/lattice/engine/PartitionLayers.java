@@ -1,0 +1,389 @@
+package dev.lattice.engine;
+
+import dev.lattice.engine.lsm.RunEntry;
+import dev.lattice.spi.RunNotFoundException;
+
+import java.lang.ref.Cleaner;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.NoSuchElementException;
+import java.util.PriorityQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The layers of a partition below its memtable (ARCHITECTURE.md 5.3): frozen memtables waiting for their flush,
+ * newest first, then the live runs (level 0 newest first, then the deeper levels). Readers take the current
+ * {@link Layers} (immutable) and look down through it; the partition's maintenance replaces it when a flush or a
+ * compaction publishes a manifest. Runs a compaction replaced are deleted once no scan holds a layer set that still
+ * names them.
+ *
+ * <p>Thread-safe: any thread reads; one maintenance task at a time per partition changes the layers.
+ */
+final class PartitionLayers {
+
+    private static final Cleaner CLEANER = Cleaner.create();
+
+    /** One immutable view of the layers. */
+    record Layers(List<FrozenMemtable> frozen, List<RunHandle> runs, long generation) {
+
+        boolean isEmpty() {
+            return frozen.isEmpty() && runs.isEmpty();
+        }
+
+        /** @return the runs of {@code level}, in list order */
+        List<RunHandle> level(int level) {
+            List<RunHandle> out = new ArrayList<>();
+            for (RunHandle r : runs) {
+                if (r.ref.level() == level) {
+                    out.add(r);
+                }
+            }
+            return out;
+        }
+    }
+
+    private record Retired(RunHandle run, long generation) {
+    }
+
+    private volatile Layers layers = new Layers(List.of(), List.of(), 0);
+    private final Map<Layers, AtomicInteger> pins = new ConcurrentHashMap<>();
+    private final List<Retired> retired = new ArrayList<>();
+    private final Consumer<RunHandle> deleter;
+
+    /** @param deleter deletes a run from the run store (called once no reader can reach it; may throw) */
+    PartitionLayers(Consumer<RunHandle> deleter) {
+        this.deleter = deleter;
+    }
+
+    Layers current() {
+        return layers;
+    }
+
+    boolean isEmpty() {
+        return layers.isEmpty();
+    }
+
+    // ------------------------------------------------------------------ changes (maintenance, applier)
+
+    /** Applier, at a freeze: the frozen memtable becomes the top layer below the new memtable. */
+    synchronized void addFrozen(FrozenMemtable f) {
+        Layers l = layers;
+        List<FrozenMemtable> frozen = new ArrayList<>(l.frozen.size() + 1);
+        frozen.add(f);
+        frozen.addAll(l.frozen);
+        layers = new Layers(List.copyOf(frozen), l.runs, l.generation + 1);
+    }
+
+    /** At open: the runs of the manifest. */
+    synchronized void setRuns(List<RunHandle> runs) {
+        layers = new Layers(List.of(), List.copyOf(runs), layers.generation + 1);
+    }
+
+    /** After a move: the same runs, read from the target provider's run store (the mover copied them). */
+    synchronized void rebind(dev.lattice.spi.RunStore store, dev.lattice.engine.lsm.BlockCache cache) {
+        Layers l = layers;
+        List<RunHandle> runs = new ArrayList<>(l.runs.size());
+        for (RunHandle r : l.runs) {
+            runs.add(new RunHandle(r.ref, store, r.log(), cache));
+        }
+        layers = new Layers(l.frozen, List.copyOf(runs), l.generation + 1);
+    }
+
+    /** After a flush's manifest is published: its runs replace the frozen memtable. */
+    synchronized void flushed(FrozenMemtable f, List<RunHandle> newRuns) {
+        Layers l = layers;
+        List<FrozenMemtable> frozen = new ArrayList<>(l.frozen);
+        frozen.removeIf(x -> x == f);
+        List<RunHandle> runs = new ArrayList<>(newRuns.size() + l.runs.size());
+        runs.addAll(newRuns);
+        runs.addAll(l.runs);
+        layers = new Layers(List.copyOf(frozen), List.copyOf(runs), l.generation + 1);
+    }
+
+    /** After a compaction's manifest is published: {@code outputs} replace {@code inputs}, which retire. */
+    synchronized void compacted(Collection<RunHandle> inputs, List<RunHandle> outputs, List<RunHandle> ordered) {
+        Layers l = layers;
+        layers = new Layers(l.frozen, List.copyOf(ordered), l.generation + 1);
+        for (RunHandle r : inputs) {
+            retired.add(new Retired(r, layers.generation));
+        }
+        sweep();
+    }
+
+    /** Deletes retired runs that no pinned layer set names any more. */
+    synchronized void sweep() {
+        long oldestPinned = Long.MAX_VALUE;
+        for (Layers l : pins.keySet()) {
+            oldestPinned = Math.min(oldestPinned, l.generation);
+        }
+        for (Iterator<Retired> it = retired.iterator(); it.hasNext(); ) {
+            Retired r = it.next();
+            if (oldestPinned >= r.generation) {
+                try {
+                    deleter.accept(r.run);
+                    it.remove();
+                } catch (RuntimeException e) {
+                    return; // retried at the next sweep; an orphan left at a crash is collected at the next open
+                }
+            }
+        }
+    }
+
+    /** @return ids of runs retired and not deleted yet */
+    synchronized List<String> retiredIds() {
+        List<String> out = new ArrayList<>(retired.size());
+        for (Retired r : retired) {
+            out.add(r.run.ref.id().value());
+        }
+        return out;
+    }
+
+    /** @return runs retired and not deleted yet */
+    synchronized int retiredCount() {
+        return retired.size();
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /**
+     * Looks a key up below the memtable.
+     *
+     * @param snapshot the reader's snapshot ({@code Long.MAX_VALUE} for the newest)
+     * @return a {@link Versioned}, {@link Tombstone#ABSENT} when deleted, or null when no layer has the key
+     * @throws dev.lattice.spi.CorruptRunException if a run block fails its check
+     */
+    Object find(String key, long snapshot) {
+        for (int attempt = 0; ; attempt++) {
+            Layers l = layers;
+            try {
+                return find(l, key, snapshot);
+            } catch (RunNotFoundException e) {
+                if (attempt >= 3 || l == layers) {
+                    throw e; // not a run a compaction just replaced: the run store lost it
+                }
+            }
+        }
+    }
+
+    static Object find(Layers l, String key, long snapshot) {
+        for (FrozenMemtable f : l.frozen) {
+            Object r = PartitionState.topAt(f.map().get(key), snapshot);
+            if (r != null) {
+                return r;
+            }
+        }
+        for (RunHandle h : l.runs) {
+            if (!h.covers(key)) {
+                continue;
+            }
+            RunEntry e = h.reader().get(key, Long.MAX_VALUE);
+            if (e != null) {
+                return e.tombstone() ? Tombstone.ABSENT : new Versioned(e.value(), e.version());
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ scans
+
+    /**
+     * The visible entries of the partition in {@code [from, to)}: the memtable merged with every layer, each key
+     * read from the highest layer that knows it, as of {@code snapshot}. The layers stay alive (not deleted by
+     * compaction) until the iterator is exhausted or unreachable.
+     *
+     * @param memtable the memtable's range view, in scan order
+     * @return entries whose values are {@link Versioned}, in scan order
+     */
+    Iterator<Map.Entry<String, Object>> scan(NavigableMap<String, Object> memtable, String from, String to,
+                                             boolean reverse, long snapshot) {
+        Layers l = pin();
+        ScanMerge it = new ScanMerge(memtable, l, from, to, reverse, snapshot, this);
+        CLEANER.register(it, it.release);
+        return it;
+    }
+
+    private Layers pin() {
+        Layers l;
+        do {
+            l = layers;
+            pins.computeIfAbsent(l, k -> new AtomicInteger()).incrementAndGet();
+            if (l == layers) {
+                return l;
+            }
+            unpin(l); // changed meanwhile: pin the newer one (a sweep may have missed this pin)
+        } while (true);
+    }
+
+    void unpin(Layers l) {
+        AtomicInteger n = pins.get(l);
+        if (n != null && n.decrementAndGet() <= 0) {
+            pins.remove(l, n);
+            if (!retired.isEmpty()) {
+                sweep();
+            }
+        }
+    }
+
+    /** Releases a scan's pin once (on exhaustion, or by the cleaner). */
+    private static final class Release implements Runnable {
+        private final PartitionLayers owner;
+        private final Layers layers;
+        private boolean done;
+
+        Release(PartitionLayers owner, Layers layers) {
+            this.owner = owner;
+            this.layers = layers;
+        }
+
+        @Override
+        public synchronized void run() {
+            if (!done) {
+                done = true;
+                owner.unpin(layers);
+            }
+        }
+    }
+
+    /** K-way merge of the memtable, the frozen memtables and the runs of one partition. */
+    private static final class ScanMerge implements Iterator<Map.Entry<String, Object>> {
+
+        /** One layer's iterator and its head; {@code rank} 0 is the memtable, higher ranks are older layers. */
+        private static final class Head {
+            final int rank;
+            final Iterator<?> it;
+            String key;
+            Object value; // memtable object, or RunEntry
+
+            Head(int rank, Iterator<?> it) {
+                this.rank = rank;
+                this.it = it;
+            }
+
+            @SuppressWarnings("unchecked")
+            boolean advance() {
+                if (!it.hasNext()) {
+                    return false;
+                }
+                Object o = it.next();
+                if (o instanceof RunEntry e) {
+                    key = e.key();
+                    value = e;
+                } else {
+                    Map.Entry<String, Object> e = (Map.Entry<String, Object>) o;
+                    key = e.getKey();
+                    value = e.getValue();
+                }
+                return true;
+            }
+        }
+
+        private final PriorityQueue<Head> heap;
+        private final long snapshot;
+        final Release release;
+        private final List<Head> same = new ArrayList<>();
+        private Map.Entry<String, Object> next;
+
+        ScanMerge(NavigableMap<String, Object> memtable, Layers l, String from, String to, boolean reverse,
+                  long snapshot, PartitionLayers owner) {
+            this.snapshot = snapshot;
+            this.release = new Release(owner, l);
+            Comparator<Head> byKey = (a, b) -> reverse ? b.key.compareTo(a.key) : a.key.compareTo(b.key);
+            this.heap = new PriorityQueue<>(byKey.thenComparingInt(h -> h.rank));
+            int rank = 0;
+            add(new Head(rank++, memtable.entrySet().iterator()));
+            for (FrozenMemtable f : l.frozen) {
+                NavigableMap<String, Object> m = range(f.map(), from, to);
+                add(new Head(rank++, (reverse ? m.descendingMap() : m).entrySet().iterator()));
+            }
+            for (RunHandle h : l.runs) {
+                if (h.ref.meta().overlaps(from, to)) {
+                    add(new Head(rank++, reverse ? h.reader().scanReverse(from, to) : h.reader().scan(from, to)));
+                }
+            }
+        }
+
+        private void add(Head h) {
+            if (h.advance()) {
+                heap.add(h);
+            }
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (next == null && !heap.isEmpty()) {
+                same.clear();
+                Head top = heap.poll();
+                same.add(top);
+                while (!heap.isEmpty() && heap.peek().key.equals(top.key)) {
+                    same.add(heap.poll());
+                }
+                Object found = null;
+                for (Head h : same) { // rank order: newest layer first
+                    found = h.value instanceof RunEntry e
+                            ? (e.tombstone() ? Tombstone.ABSENT : new Versioned(e.value(), e.version()))
+                            : PartitionState.topAt(h.value, snapshot);
+                    if (found != null) {
+                        break;
+                    }
+                }
+                String key = top.key;
+                for (Head h : same) {
+                    String k = h.key;
+                    do {
+                        if (!h.advance()) {
+                            h = null;
+                            break;
+                        }
+                    } while (h.key.equals(k)); // a run may hold older versions of the key: skip them
+                    if (h != null) {
+                        heap.add(h);
+                    }
+                }
+                if (found instanceof Versioned v) {
+                    next = Map.entry(key, v);
+                }
+            }
+            if (next == null) {
+                release.run();
+            }
+            return next != null;
+        }
+
+        @Override
+        public Map.Entry<String, Object> next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Map.Entry<String, Object> e = next;
+            next = null;
+            return e;
+        }
+    }
+
+    static NavigableMap<String, Object> range(NavigableMap<String, Object> m, String from, String to) {
+        if (from != null && to != null) {
+            return from.compareTo(to) >= 0 ? new java.util.TreeMap<>() : m.subMap(from, true, to, false);
+        } else if (from != null) {
+            return m.tailMap(from, true);
+        } else if (to != null) {
+            return m.headMap(to, false);
+        }
+        return m;
+    }
+
+    /** @return the runs as an identity set (for orphan collection) */
+    static Map<String, RunHandle> byId(List<RunHandle> runs) {
+        Map<String, RunHandle> out = new java.util.HashMap<>();
+        for (RunHandle r : runs) {
+            out.put(r.ref.id().value(), r);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,494 @@
+package dev.lattice.engine;
+
+import dev.lattice.engine.lsm.EntryMerger;
+import dev.lattice.engine.lsm.Manifest;
+import dev.lattice.engine.lsm.ManifestCodec;
+import dev.lattice.engine.lsm.RunEntry;
+import dev.lattice.engine.lsm.RunWriter;
+import dev.lattice.spi.Fence;
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
+import dev.lattice.spi.RunInfo;
+import dev.lattice.spi.RunLimits;
+import dev.lattice.spi.RunStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayInputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * Flush and compaction of one partition (ARCHITECTURE.md 5.3, 5.4): writes a frozen memtable as level-0 runs,
+ * merges runs into deeper levels (leveled, size ratio {@code levelSizeRatio}), builds the manifest that commits each
+ * change, and collects runs that no manifest names. The caller publishes each manifest (as the log's checkpoint)
+ * before this class changes the partition's layers, so a crash at any point leaves the previous manifest and its
+ * runs intact; runs written for a manifest that was never published are orphans, deleted at the next open.
+ *
+ * <p>One task at a time per partition (the log's maintenance flag); not thread-safe otherwise.
+ */
+final class RunMaintenance {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RunMaintenance.class);
+    private static final int BITS_PER_KEY = 10;
+
+    /** Publishes a manifest as the log's checkpoint (and trims the log to it); false when it failed. */
+    interface Publisher {
+        boolean publish(byte[] manifest, long throughOffset);
+    }
+
+    /** Runs a provider call under the engine's call deadline. */
+    interface Calls {
+        <T> T call(String op, Supplier<T> call);
+    }
+
+    private final LogId log;
+    private final RunStore store;
+    private final Fence fence;
+    private final PartitionState state;
+    private final LatticeConfig config;
+    private final EngineContext ctx;
+    private final Calls calls;
+    private final long maxRunBytes;
+    private final int blockBytes;
+    private final AtomicLong sequence = new AtomicLong();
+    private volatile boolean stopping;
+    private volatile boolean compactionsStopped;
+    // the state of the last published manifest (compactions republish it with other runs)
+    private long manifestThrough = -1;
+    private long manifestVersion;
+    private byte[] manifestEngineState = new byte[8];
+    private final Timer flushTimer;
+    private final Timer compactionTimer;
+    private final Counter bytesWritten;
+    private final Counter compactionBytesRead;
+
+    RunMaintenance(LogId log, RunStore store, Fence fence, PartitionState state, EngineContext ctx, Calls calls,
+                   Tags tags) {
+        this.log = log;
+        this.store = store;
+        this.fence = fence;
+        this.state = state;
+        this.ctx = ctx;
+        this.config = ctx.config;
+        this.calls = calls;
+        RunLimits limits = store.limits();
+        this.maxRunBytes = limits.maxRunBytes();
+        this.blockBytes = Math.max(4096, Math.min(64 << 10, limits.preferredReadBytes()));
+        EngineMeters m = ctx.meters;
+        this.flushTimer = m.timer("lattice.flush.duration", "memtable flush: run writes and manifest publish", tags);
+        this.compactionTimer = m.timer("lattice.compaction.duration", "one compaction: merge, run writes, manifest",
+                tags);
+        this.bytesWritten = m.counter("lattice.runs.written.bytes", "bytes of runs written by flushes and compactions",
+                "bytes", tags);
+        this.compactionBytesRead = m.counter("lattice.compaction.read.bytes", "bytes of runs read by compactions",
+                "bytes", tags);
+        state.runDeleter = r -> calls.call("run delete", () -> {
+            store.delete(log, fence, r.ref.id());
+            return null;
+        });
+    }
+
+    /** After a manifest was loaded at open: what compactions republish. */
+    void loaded(Manifest m) {
+        manifestThrough = m.throughOffset();
+        manifestVersion = m.lastVersion();
+        manifestEngineState = m.engineState();
+    }
+
+    /** After a move: continues from the manifest state of the maintenance on the previous provider. */
+    void inherit(RunMaintenance previous) {
+        manifestThrough = previous.manifestThrough;
+        manifestVersion = previous.manifestVersion;
+        manifestEngineState = previous.manifestEngineState;
+        sequence.set(previous.sequence.get());
+    }
+
+    /** Stops between steps (the log was lost); a half-done flush or compaction leaves only orphans. */
+    void stop() {
+        stopping = true;
+        compactionsStopped = true;
+    }
+
+    /** Stops compactions between steps (close); flushes still run. */
+    void stopCompactions() {
+        compactionsStopped = true;
+    }
+
+    // ------------------------------------------------------------------ flush
+
+    /**
+     * Writes a frozen memtable as level-0 runs, publishes the manifest that names them, then swaps them in for the
+     * memtable. Retries a failed run write or publish with backoff until it succeeds, the log is lost, or the engine
+     * stops, or {@code maxAttempts} failed (then the frozen memtable stays readable and the log untrimmed).
+     *
+     * @return true when published
+     */
+    boolean flush(FrozenMemtable f, Publisher publisher, int maxAttempts) {
+        long t0 = System.nanoTime();
+        long backoff = 50;
+        for (int attempt = 1; !stopping && attempt <= maxAttempts; attempt++) {
+            try {
+                PartitionLayers.Layers now = state.layers.current();
+                boolean bottom = now.runs().isEmpty() && now.frozen().size() == 1;
+                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, Long.MAX_VALUE);
+                List<Manifest.RunRef> refs = new ArrayList<>();
+                written.forEach(h -> refs.add(h.ref));
+                now.runs().forEach(h -> refs.add(h.ref));
+                Manifest m = new Manifest(f.throughOffset(), f.maxVersion(), refs, f.engineState());
+                if (publisher.publish(ManifestCodec.encode(m), f.throughOffset())) {
+                    state.layers.flushed(f, written);
+                    state.flushed(f);
+                    loaded(m);
+                    ctx.stats.flushes.increment();
+                    flushTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    return true;
+                }
+                for (RunHandle h : written) {
+                    deleteQuietly(h.ref.id());
+                }
+            } catch (dev.lattice.spi.FencedException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                LOG.warn("log {}: flush through {} failed, retrying in {} ms: {}", log, f.throughOffset(), backoff,
+                        e.toString());
+            }
+            if (stopping || attempt == maxAttempts) {
+                break;
+            }
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            backoff = Math.min(5_000, backoff * 2);
+        }
+        return false;
+    }
+
+    /** The run entries of a frozen memtable in key order; tombstones dropped when nothing lies below. */
+    private static Iterator<RunEntry> flushEntries(FrozenMemtable f, boolean bottom) {
+        Iterator<Map.Entry<String, Object>> it = f.map().entrySet().iterator();
+        return new Iterator<>() {
+            private RunEntry next;
+
+            @Override
+            public boolean hasNext() {
+                while (next == null && it.hasNext()) {
+                    Map.Entry<String, Object> e = it.next();
+                    Object o = f.chainViews().getOrDefault(e.getKey(), e.getValue());
+                    if (o instanceof PartitionState.TxnNode) {
+                        o = PartitionState.committedTop(o, Set.of()); // not chained at the freeze: published
+                    }
+                    if (o instanceof Versioned v) {
+                        next = RunEntry.put(e.getKey(), v.version(), v.value());
+                    } else if (o instanceof Tombstone t && !bottom) {
+                        next = RunEntry.delete(e.getKey(), Math.max(0, t.version()));
+                    }
+                }
+                return next != null;
+            }
+
+            @Override
+            public RunEntry next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                RunEntry e = next;
+                next = null;
+                return e;
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------ compaction
+
+    /**
+     * Runs compactions while a level is over its trigger: level 0 when it has {@code level0CompactionTrigger}
+     * runs (all of level 0 merged with the level-1 runs they overlap), level {@code n >= 1} when its bytes exceed
+     * {@code memtableBytes * ratio^n} (one run merged with the runs of level {@code n+1} it overlaps).
+     *
+     * @return compactions done
+     */
+    int compact(Publisher publisher) {
+        int done = 0;
+        while (!compactionsStopped && done < 64) {
+            PartitionLayers.Layers l = state.layers.current();
+            List<RunHandle> inputs = pick(l);
+            if (inputs == null) {
+                return done;
+            }
+            if (!compactOnce(l, inputs, publisher)) {
+                return done;
+            }
+            done++;
+        }
+        return done;
+    }
+
+    /** @return true when a compaction is due now */
+    boolean compactionDue() {
+        return pick(state.layers.current()) != null;
+    }
+
+    /** The inputs of the next compaction, the output level last in the list's levels; null when none is due. */
+    private List<RunHandle> pick(PartitionLayers.Layers l) {
+        List<RunHandle> l0 = l.level(0);
+        if (l0.size() >= config.level0CompactionTrigger) {
+            List<RunHandle> in = new ArrayList<>(l0);
+            in.addAll(overlapping(l.level(1), in));
+            return in;
+        }
+        int deepest = 0;
+        for (RunHandle r : l.runs()) {
+            deepest = Math.max(deepest, r.ref.level());
+        }
+        long target = config.memtableBytes * config.levelSizeRatio;
+        for (int level = 1; level < deepest || (level == deepest && level < 7); level++) {
+            List<RunHandle> runs = l.level(level);
+            long bytes = runs.stream().mapToLong(r -> r.ref.lengthBytes()).sum();
+            if (bytes > target && !runs.isEmpty()) {
+                // round robin over the key space: the run after the last one merged down, by first key
+                RunHandle chosen = runs.get((int) (sequence.get() % runs.size()));
+                List<RunHandle> in = new ArrayList<>();
+                in.add(chosen);
+                in.addAll(overlapping(l.level(level + 1), in));
+                return in;
+            }
+            target *= config.levelSizeRatio;
+        }
+        return null;
+    }
+
+    private static List<RunHandle> overlapping(List<RunHandle> level, List<RunHandle> with) {
+        String lo = null;
+        String hi = null;
+        for (RunHandle r : with) {
+            String f = r.ref.meta().firstKey();
+            String t = r.ref.meta().lastKey();
+            if (f == null) {
+                continue;
+            }
+            lo = lo == null || f.compareTo(lo) < 0 ? f : lo;
+            hi = hi == null || t.compareTo(hi) > 0 ? t : hi;
+        }
+        List<RunHandle> out = new ArrayList<>();
+        if (lo == null) {
+            return out;
+        }
+        for (RunHandle r : level) {
+            String f = r.ref.meta().firstKey();
+            if (f != null && f.compareTo(hi) <= 0 && r.ref.meta().lastKey().compareTo(lo) >= 0) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    private boolean compactOnce(PartitionLayers.Layers l, List<RunHandle> inputs, Publisher publisher) {
+        long t0 = System.nanoTime();
+        int inLevel = Integer.MAX_VALUE;
+        for (RunHandle r : inputs) {
+            inLevel = Math.min(inLevel, r.ref.level());
+        }
+        int outLevel = inLevel + 1;
+        Set<RunHandle> in = new HashSet<>(inputs);
+        // bottommost: no run outside the inputs, at the output level or deeper, overlaps them
+        boolean bottom = true;
+        for (RunHandle r : l.runs()) {
+            if (!in.contains(r) && r.ref.level() >= outLevel && !overlapping(List.of(r), inputs).isEmpty()) {
+                bottom = false;
+                break;
+            }
+        }
+        // sources newest first: level 0 in list order (newest first), then by level
+        List<Iterator<RunEntry>> sources = new ArrayList<>();
+        long readBytes = 0;
+        for (RunHandle r : l.runs()) {
+            if (in.contains(r)) {
+                sources.add(r.reader().scan(null, null));
+                readBytes += r.ref.lengthBytes();
+            }
+        }
+        List<RunHandle> written;
+        try {
+            written = writeRuns(newestOnly(new EntryMerger(sources), bottom), outLevel,
+                    Math.min(config.targetRunBytes, maxRunBytes));
+        } catch (RuntimeException e) {
+            LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
+            return false;
+        }
+        List<RunHandle> ordered = new ArrayList<>();
+        boolean placed = false;
+        for (RunHandle r : l.runs()) {
+            if (in.contains(r)) {
+                continue;
+            }
+            if (!placed && r.ref.level() >= outLevel) {
+                ordered.addAll(written);
+                placed = true;
+            }
+            ordered.add(r);
+        }
+        if (!placed) {
+            ordered.addAll(written);
+        }
+        ordered = sortLevels(ordered);
+        List<Manifest.RunRef> refs = new ArrayList<>();
+        ordered.forEach(h -> refs.add(h.ref));
+        Manifest m = new Manifest(manifestThrough, manifestVersion, refs, manifestEngineState);
+        if (compactionsStopped || !publisher.publish(ManifestCodec.encode(m), manifestThrough)) {
+            for (RunHandle h : written) {
+                deleteQuietly(h.ref.id());
+            }
+            return false;
+        }
+        state.layers.compacted(inputs, written, ordered);
+        sequence.incrementAndGet();
+        compactionBytesRead.increment(readBytes);
+        ctx.stats.compactions.increment();
+        ctx.stats.compactionBytesRead.add(readBytes);
+        compactionTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        LOG.debug("log {}: compacted {} runs ({} bytes) into {} runs at level {}", log, inputs.size(), readBytes,
+                written.size(), outLevel);
+        return true;
+    }
+
+    /** Level 0 first in its order (newest first), then each deeper level by first key. */
+    private static List<RunHandle> sortLevels(List<RunHandle> runs) {
+        List<RunHandle> out = new ArrayList<>(runs);
+        out.sort((a, b) -> {
+            int c = Integer.compare(a.ref.level(), b.ref.level());
+            if (c != 0 || a.ref.level() == 0) {
+                return c;
+            }
+            String fa = a.ref.meta().firstKey();
+            String fb = b.ref.meta().firstKey();
+            return fa == null ? (fb == null ? 0 : -1) : fb == null ? 1 : fa.compareTo(fb);
+        });
+        return out;
+    }
+
+    /** Keeps each key's newest version (runs hold one version per key); at the bottom, drops tombstones too. */
+    private static Iterator<RunEntry> newestOnly(Iterator<RunEntry> merged, boolean bottom) {
+        return EntryMerger.collect(merged, new long[0], bottom);
+    }
+
+    // ------------------------------------------------------------------ writing runs
+
+    /** Writes entries as runs of {@code level}, a new run past {@code splitBytes}; returns their handles. */
+    private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes) {
+        List<RunHandle> out = new ArrayList<>();
+        RunWriter w = null;
+        long limit = Math.min(splitBytes, maxRunBytes) - (1 << 20); // room for filter, index and footer
+        try {
+            while (entries.hasNext()) {
+                RunEntry e = entries.next();
+                if (w != null && w.sizeBytes() >= Math.max(limit, 64 << 10)) {
+                    out.add(finish(w, level));
+                    w = null;
+                }
+                if (w == null) {
+                    w = new RunWriter(blockBytes, BITS_PER_KEY);
+                }
+                w.add(e);
+                if (level > 0 ? compactionsStopped : stopping) {
+                    throw new IllegalStateException("stopped: the lattice is closing or the log was lost");
+                }
+            }
+            if (w != null && w.entries() > 0) {
+                out.add(finish(w, level));
+            }
+            return out;
+        } catch (RuntimeException e) {
+            for (RunHandle h : out) {
+                deleteQuietly(h.ref.id());
+            }
+            throw e;
+        }
+    }
+
+    private RunHandle finish(RunWriter w, int level) {
+        RunWriter.Finished f = w.finish();
+        RunId id = new RunId("e" + fence.epoch() + "-" + System.currentTimeMillis() + "-"
+                + sequence.incrementAndGet());
+        byte[] bytes = f.bytes();
+        RunInfo info = calls.call("run write", () -> store.write(log, fence, id, new ByteArrayInputStream(bytes),
+                bytes.length));
+        bytesWritten.increment(bytes.length);
+        ctx.stats.runBytesWritten.add(bytes.length);
+        return new RunHandle(new Manifest.RunRef(id, level, info.lengthBytes(), f.meta()), store, log,
+                ctx.blockCache);
+    }
+
+    private void deleteQuietly(RunId id) {
+        try {
+            calls.call("run delete", () -> {
+                store.delete(log, fence, id);
+                return null;
+            });
+        } catch (RuntimeException e) {
+            LOG.debug("log {}: could not delete unpublished run {} (collected at the next open): {}", log, id,
+                    e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------ orphans
+
+    /** @return the fence epoch a run id of this engine carries ({@code e<epoch>-...}), or -1 for another form */
+    static long epochOf(RunId id) {
+        String v = id.value();
+        int dash = v.indexOf('-');
+        if (!v.startsWith("e") || dash < 2) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(v.substring(1, dash));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Deletes the runs of the log that the current layers do not name (written for a manifest that was never
+     * published, or compaction inputs whose delete a crash interrupted) and that earlier owners wrote: run ids carry
+     * the writer's fence epoch, and runs of this epoch or a later one are never collected. Runs beside flushes.
+     *
+     * @return runs deleted
+     */
+    int collectOrphans() {
+        List<RunInfo> stored = calls.call("run list", () -> store.list(log));
+        Set<String> live = new HashSet<>();
+        for (RunHandle r : state.layers.current().runs()) { // read after the list: a run retired meanwhile stays
+            live.add(r.ref.id().value());
+        }
+        live.addAll(state.layers.retiredIds());
+        int n = 0;
+        for (RunInfo info : stored) {
+            long epoch = epochOf(info.id());
+            // only runs of earlier owners: a newer owner's runs (a process that took the log over while this one
+            // still ran) and this process's own (a flush may be about to publish them) are never touched
+            if (!live.contains(info.id().value()) && epoch >= 0 && epoch < fence.epoch()) {
+                deleteQuietly(info.id());
+                n++;
+            }
+        }
+        if (n > 0) {
+            LOG.info("log {}: deleted {} runs that no manifest names (left by a crash or an interrupted compaction)",
+                    log, n);
+        }
+        return n;
+    }
+}
