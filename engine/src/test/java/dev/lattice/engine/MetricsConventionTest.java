@@ -72,7 +72,8 @@ class MetricsConventionTest {
     @Test
     void theDefaultNameLeavesOutCredentialsQueryAndAJdbcPrefix() {
         assertThat(EngineMeters.defaultName("chronicle:./data?durability=fsync")).isEqualTo("chronicle:./data");
-        assertThat(EngineMeters.defaultName("postgres://alice@db:5432/app?password=x")).isEqualTo("postgres://db:5432/app");
+        assertThat(EngineMeters.defaultName("postgres://alice@db:5432/app?password=x"))
+                .isEqualTo("postgres://db:5432/app");
         assertThat(EngineMeters.defaultName("jdbc:postgresql://alice@db:5432/app?password=x"))
                 .isEqualTo("postgresql://db:5432/app");
         assertThat(EngineMeters.defaultName(null)).isEqualTo("lattice");

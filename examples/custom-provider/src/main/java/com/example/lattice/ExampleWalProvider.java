@@ -8,6 +8,7 @@ import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryStorage;
@@ -90,6 +91,11 @@ public final class ExampleWalProvider implements WalStorageProvider {
     @Override
     public CheckpointStore checkpoints() {
         return delegate.checkpoints();
+    }
+
+    @Override
+    public RunStore runs() {
+        return delegate.runs();       // describe() declares RUNS (the delegate's features), so serve its run store
     }
 
     @Override
