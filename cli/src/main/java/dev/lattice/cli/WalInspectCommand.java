@@ -1,5 +1,7 @@
 package dev.lattice.cli;
 
+import dev.lattice.engine.lsm.Manifest;
+import dev.lattice.engine.lsm.ManifestCodec;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.LogState;
@@ -71,7 +73,7 @@ public final class WalInspectCommand implements Callable<Integer> {
                 return ExitCodes.OK;
             }
             Table t = new Table("log", ">lowest", ">tail", ">trim wm", ">epoch", ">entries", ">bytes",
-                    ">physical", "checkpoint");
+                    ">physical", "checkpoint", "runs");
             boolean missing = false;
             List<String> warnings = new ArrayList<>();
             long cpLimit = d.limits().maxCheckpointBytes();
@@ -97,7 +99,9 @@ public final class WalInspectCommand implements Callable<Integer> {
                     bytes += s.retainedPayloadBytes();
                     physical = physical < 0 || s.physicalBytes() < 0 ? -1 : physical + s.physicalBytes();
                     long cpBytes = cp.map(CheckpointInfo::sizeBytes).orElse(0L);
-                    if (cpLimit != Long.MAX_VALUE && cpBytes + s.retainedPayloadBytes() > cpLimit * 8 / 10) {
+                    boolean manifest = cp.isPresent() && cp.get().formatVersion() == ManifestCodec.FORMAT;
+                    if (!manifest && cpLimit != Long.MAX_VALUE
+                            && cpBytes + s.retainedPayloadBytes() > cpLimit * 8 / 10) {
                         warnings.add("warning: " + log + ": checkpoint " + Text.bytes(cpBytes) + " + log "
                                 + Text.bytes(s.retainedPayloadBytes()) + " is near or over the provider's checkpoint"
                                 + " limit of " + Text.bytes(cpLimit) + " (maxCheckpointBytes): the engine refuses a"
@@ -107,7 +111,8 @@ public final class WalInspectCommand implements Callable<Integer> {
                             Text.count(s.retainedEntries()), Text.bytes(s.retainedPayloadBytes()),
                             Text.bytes(s.physicalBytes()),
                             cp.map(c -> String.format(Locale.ROOT, "through %d, %s, epoch %d", c.throughOffset(),
-                                    Text.bytes(c.sizeBytes()), c.epoch())).orElse("none"));
+                                    Text.bytes(c.sizeBytes()), c.epoch())).orElse("none"),
+                            manifest ? runs(p, log, cp.get()) : "-");
                 }
                 if (logs.size() > 1) {
                     t.row(tree + " (" + logs.size() + " logs)", "", "", "", "", Text.count(entries),
@@ -123,6 +128,26 @@ public final class WalInspectCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /** The runs a manifest names: count per level and bytes, e.g. {@code L0 2, L1 5: 40.1 MB}. */
+    private static String runs(WalStorageProvider p, LogId log, CheckpointInfo cp) {
+        try (java.io.InputStream in = p.checkpoints().open(log, cp)) {
+            Manifest m = ManifestCodec.decode(log, cp.throughOffset(), in.readAllBytes());
+            java.util.TreeMap<Integer, Integer> levels = new java.util.TreeMap<>();
+            for (Manifest.RunRef r : m.runs()) {
+                levels.merge(r.level(), 1, Integer::sum);
+            }
+            if (levels.isEmpty()) {
+                return "none";
+            }
+            StringBuilder b = new StringBuilder();
+            levels.forEach((level, n) -> b.append(b.length() == 0 ? "" : ", ").append('L').append(level).append(' ')
+                    .append(n));
+            return b + ": " + Text.bytes(m.runBytes());
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unreadable manifest: " + e.getMessage();
+        }
     }
 
     /** A {@code chronicle:} directory that does not exist is reported, not created by opening the provider. */

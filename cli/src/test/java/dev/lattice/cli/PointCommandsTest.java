@@ -58,7 +58,8 @@ class PointCommandsTest {
         Cli.Run inspect = Cli.run("wal", "inspect", "--provider", uri);
         assertThat(inspect.code()).as(inspect.toString()).isZero();
         assertThat(inspect.out()).contains("_catalog/0").contains("orders/0").contains("orders/7")
-                .contains("orders (8 logs)");
+                .contains("orders (8 logs)")
+                .as("each closed command flushed its memtable: partitions with data name level-0 runs").contains("L0 ");
         Cli.Run md = Cli.run("wal", "inspect", "--provider", uri, "orders", "--markdown");
         assertThat(md.out()).contains("| log |").contains("| orders/0 |").doesNotContain("_catalog");
     }

@@ -193,11 +193,11 @@ public final class LatticeConfig {
         private boolean meterPartitionTag = true;
         private MeterRegistry meterRegistry;
         private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
-        private long memtableBytes = DEFAULT_MEMTABLE_BYTES;
+        private long memtableBytes = heapShare(DEFAULT_MEMTABLE_BYTES);
         private long blockCacheBytes = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
         private int level0CompactionTrigger = DEFAULT_LEVEL0_COMPACTION_TRIGGER;
         private int levelSizeRatio = DEFAULT_LEVEL_SIZE_RATIO;
-        private long targetRunBytes = DEFAULT_TARGET_RUN_BYTES;
+        private long targetRunBytes = heapShare(DEFAULT_TARGET_RUN_BYTES);
         private int maintenanceThreads = DEFAULT_MAINTENANCE_THREADS;
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
         private int maxAtomicKeys = DEFAULT_MAX_ATOMIC_KEYS;
@@ -560,7 +560,8 @@ public final class LatticeConfig {
 
         /**
          * Memtable bytes (estimated) at which a partition's memtable is frozen and flushed as a level-0 run, on
-         * providers with a run store. Default {@value LatticeConfig#DEFAULT_MEMTABLE_BYTES}. A flush also happens
+         * providers with a run store. Default {@value LatticeConfig#DEFAULT_MEMTABLE_BYTES}, or a sixteenth of the
+         * max heap when that is smaller (at least 1 MiB). A flush also happens
          * when the checkpoint policy ({@link #checkpointEveryEntries}, {@link #checkpointEveryBytes}, the replay
          * budget) says the log tail is long enough, and when the memory budget runs low.
          *
@@ -611,7 +612,9 @@ public final class LatticeConfig {
 
         /**
          * Bytes at which a compaction starts a new output run (also bounded by the provider's
-         * {@code RunLimits.maxRunBytes}). Default {@value LatticeConfig#DEFAULT_TARGET_RUN_BYTES}.
+         * {@code RunLimits.maxRunBytes}); a flush also cuts its level-0 runs there. Default
+         * {@value LatticeConfig#DEFAULT_TARGET_RUN_BYTES}, or a sixteenth of the max heap when that is smaller (at
+         * least 1 MiB).
          *
          * @param bytes from 64 KiB
          * @return this
@@ -730,6 +733,11 @@ public final class LatticeConfig {
                 throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + v);
             }
             return v;
+        }
+
+        /** A size default: {@code max}, or a sixteenth of the max heap when that is smaller (at least 1 MiB). */
+        private static long heapShare(long max) {
+            return Math.max(1L << 20, Math.min(max, Runtime.getRuntime().maxMemory() / 16));
         }
 
         private static long checkLong(String name, long v, long min, long max) {

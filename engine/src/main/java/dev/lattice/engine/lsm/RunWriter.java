@@ -47,13 +47,25 @@ public final class RunWriter {
      * @throws IllegalArgumentException if an argument is out of range
      */
     public RunWriter(int blockBytes, int bitsPerKey) {
+        this(blockBytes, bitsPerKey, 1 << 16);
+    }
+
+    /**
+     * Creates a writer whose buffer starts at {@code expectedBytes} (avoids regrowing the buffer of a large run).
+     *
+     * @param blockBytes target data block size in bytes (a block closes once it reaches it), at least 256
+     * @param bitsPerKey Bloom filter bits per distinct key, at least 1 (10 gives about 1% false positives)
+     * @param expectedBytes the run's expected size in bytes (a hint; the buffer grows past it)
+     * @throws IllegalArgumentException if an argument is out of range
+     */
+    public RunWriter(int blockBytes, int bitsPerKey, int expectedBytes) {
         if (blockBytes < 256 || bitsPerKey < 1) {
             throw new IllegalArgumentException("blockBytes must be >= 256 and bitsPerKey >= 1, got " + blockBytes
                     + " and " + bitsPerKey);
         }
         this.blockBytes = blockBytes;
         this.bitsPerKey = bitsPerKey;
-        this.out = new RunFormat.ByteSink(1 << 16);
+        this.out = new RunFormat.ByteSink(Math.max(1 << 12, expectedBytes));
         this.block = new RunFormat.ByteSink(blockBytes + 1024);
     }
 
@@ -207,15 +219,34 @@ public final class RunWriter {
         crc.update(footer.array(), 0, footer.size());
         footer.writeInt((int) crc.getValue());
         out.write(footer.array(), 0, footer.size());
-        return new Finished(Arrays.copyOf(out.array(), out.size()), meta);
+        return new Finished(out.array(), out.size(), meta);
     }
 
     /**
-     * A finished run.
+     * A finished run: its bytes are the first {@code length} bytes of {@code buffer} (not copied).
      *
-     * @param bytes the run's bytes, to hand to {@link dev.lattice.spi.RunStore#write}
+     * @param buffer the writer's buffer
+     * @param length the run's length in bytes
      * @param meta its statistics
      */
-    public record Finished(byte[] bytes, RunMeta meta) {
+    public record Finished(byte[] buffer, int length, RunMeta meta) {
+
+        /**
+         * The run's bytes as a stream, to hand to {@link dev.lattice.spi.RunStore#write}.
+         *
+         * @return a stream over the first {@code length} bytes of the buffer
+         */
+        public java.io.InputStream stream() {
+            return new java.io.ByteArrayInputStream(buffer, 0, length);
+        }
+
+        /**
+         * A copy of the run's bytes.
+         *
+         * @return exactly {@code length} bytes
+         */
+        public byte[] bytes() {
+            return Arrays.copyOf(buffer, length);
+        }
     }
 }
