@@ -95,7 +95,7 @@ public final class ExampleWalProvider implements WalStorageProvider {
 
     @Override
     public RunStore runs() {
-        return delegate.runs();       // describe() declares RUNS (the delegate's features), so serve its run store
+        return delegate.runs();
     }
 
     @Override
@@ -106,6 +106,11 @@ public final class ExampleWalProvider implements WalStorageProvider {
     @Override
     public List<String> trees() {
         return delegate.trees();
+    }
+
+    @Override
+    public void drop(LogId log, Fence fence) {
+        delegate.drop(log, fence);
     }
 
     @Override
