@@ -3,6 +3,7 @@ package dev.lattice.cli;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.util.concurrent.Callable;
@@ -18,6 +19,12 @@ public final class LatticeCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
+
+    /** Documented here for the usage help; {@link Main} takes it out of the arguments before parsing. */
+    @Option(names = ExtraClasspath.OPTION, paramLabel = "PATH",
+            description = "Extra jars or class directories for every command, e.g. a third-party provider "
+                    + "(separated by '${sys:path.separator}', dir/* for all jars in dir; also $LATTICE_CLASSPATH).")
+    String classpath;
 
     /** Creates the command (picocli fills the fields). */
     public LatticeCommand() {

@@ -38,6 +38,53 @@ public final class Main {
      * @return the exit code (see {@link ExitCodes})
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, out, err, System.getenv(ExtraClasspath.ENV));
+    }
+
+    /**
+     * Runs the command with extra jars from {@code --classpath} and the given {@code LATTICE_CLASSPATH} value on the
+     * thread's context class loader (see {@link ExtraClasspath}); restores the previous one afterwards.
+     *
+     * @param args the command line
+     * @param out where results go
+     * @param err where errors, warnings and progress go
+     * @param envClasspath the value of {@code LATTICE_CLASSPATH}, or null
+     * @return the exit code (see {@link ExitCodes})
+     */
+    static int run(String[] args, PrintStream out, PrintStream err, String envClasspath) {
+        List<String> paths = new java.util.ArrayList<>();
+        if (envClasspath != null) {
+            paths.add(envClasspath);
+        }
+        String[] rest;
+        java.net.URLClassLoader extra;
+        try {
+            rest = ExtraClasspath.strip(args, paths);
+            extra = ExtraClasspath.loader(paths, Main.class.getClassLoader());
+        } catch (CliException e) {
+            err.println("lattice: " + e.getMessage());
+            err.flush();
+            return e.exitCode();
+        }
+        if (extra == null) {
+            return runParsed(rest, out, err);
+        }
+        Thread thread = Thread.currentThread();
+        ClassLoader before = thread.getContextClassLoader();
+        thread.setContextClassLoader(extra);
+        try {
+            return runParsed(rest, out, err);
+        } finally {
+            thread.setContextClassLoader(before);
+            try {
+                extra.close();
+            } catch (java.io.IOException ignored) {
+                // the run is over; a jar that cannot be closed is harmless
+            }
+        }
+    }
+
+    private static int runParsed(String[] args, PrintStream out, PrintStream err) {
         List<String> argList = Arrays.asList(args);
         boolean verbose = argList.contains("-v") || argList.contains("--verbose");
         if (verbose && System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
@@ -51,7 +98,7 @@ public final class Main {
         cmd.setErr(errWriter);
         cmd.setParameterExceptionHandler((ex, a) -> {
             CommandLine failed = ex.getCommandLine();
-            errWriter.println("lattice: " + oneLine(ex.getMessage()) + " (see '"
+            errWriter.println("lattice: " + oneLine(Typos.describe(ex)) + " (see '"
                     + failed.getCommandSpec().qualifiedName() + " --help')");
             if (verbose) {
                 ex.printStackTrace(errWriter);

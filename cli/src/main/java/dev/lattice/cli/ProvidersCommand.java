@@ -22,6 +22,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -72,7 +74,8 @@ public final class ProvidersCommand implements Callable<Integer> {
                 switch (scheme) {
                     case "memory" -> described.put(scheme, describeMemory());
                     case "chronicle" -> described.put(scheme + " (temp dir)", describeChronicle());
-                    default -> notes.put(scheme, "pass --provider " + scheme + ":... to open it and see its limits");
+                    default -> notes.put(scheme, "pass --provider " + uriForm(scheme, factories.get(scheme))
+                            + " to open it and see its limits");
                 }
             } catch (RuntimeException e) {
                 notes.put(scheme, "could not open a throw-away instance: " + Main.describe(e));
@@ -99,6 +102,19 @@ public final class ProvidersCommand implements Callable<Integer> {
         }
         notes.forEach((scheme, note) -> out.println(scheme + ": " + note));
         return ExitCodes.OK;
+    }
+
+    /**
+     * The URI form a factory's description shows for its scheme.
+     *
+     * @param scheme the scheme
+     * @param f its factory
+     * @return e.g. {@code postgres://host[:port]/database?user=...&schema=...}, else {@code <scheme>:...}
+     */
+    static String uriForm(String scheme, WalStorageProviderFactory f) {
+        Matcher m = Pattern.compile("(?<![\\w-])" + Pattern.quote(scheme) + ":[^\\s,;()]+")
+                .matcher(f.description());
+        return m.find() ? m.group() : scheme + ":...";
     }
 
     private static ProviderDescriptor describeMemory() {

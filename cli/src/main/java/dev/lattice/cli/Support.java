@@ -20,8 +20,9 @@ public final class Support {
      * Checks a provider URI: it parses, has a scheme, and a provider module for that scheme is on the classpath.
      *
      * @param uri the URI text
-     * @return the parsed URI
+     * @return the parsed URI, with its factory's own scheme ({@link Providers#canonical})
      * @throws CliException (usage) naming what is wrong; for an unknown scheme the message lists the schemes found
+     *     and suggests a close one or the module that provides it
      */
     public static URI checkUri(String uri) {
         URI parsed;
@@ -31,11 +32,10 @@ public final class Support {
             throw CliException.usage(e.getMessage());
         }
         try {
-            Providers.factory(parsed.getScheme());
-        } catch (UnknownSchemeException e) {
+            return Providers.canonical(parsed);
+        } catch (IllegalArgumentException e) {
             throw CliException.usage(e.getMessage());
         }
-        return parsed;
     }
 
     /**
@@ -48,12 +48,15 @@ public final class Support {
      */
     public static WalStorageProvider openProvider(String uri) {
         URI parsed = checkUri(uri);
+        long start = System.nanoTime();
         try {
             return Providers.open(parsed, Map.of());
         } catch (UnknownSchemeException e) {
             throw CliException.usage(e.getMessage());
         } catch (IllegalArgumentException e) {
             throw CliException.usage("cannot open provider '" + redact(uri) + "': " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw unreachable(uri, start, e);
         }
     }
 
@@ -70,12 +73,15 @@ public final class Support {
         checkUri(uri);
         LatticeConfig.Builder b = LatticeConfig.builder().uri(uri);
         tune.accept(b);
+        long start = System.nanoTime();
         try {
             return Lattice.open(b.build());
         } catch (UnknownSchemeException e) {
             throw CliException.usage(e.getMessage());
         } catch (IllegalArgumentException e) {
             throw CliException.usage("cannot open provider '" + redact(uri) + "': " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw unreachable(uri, start, e);
         }
     }
 
@@ -144,6 +150,35 @@ public final class Support {
             throw new CliException(ExitCodes.NOT_FOUND, "no tree '" + tree + "' on this provider (trees: "
                     + trees.keySet() + ")");
         }
+    }
+
+    /**
+     * An open that failed because the backend could not be reached (a connection refused or timed out, an unknown
+     * host anywhere in the cause chain) becomes one line that says so, names the provider (secrets hidden) and how
+     * long the open tried; any other failure is returned unchanged.
+     *
+     * @param uri the provider URI as given
+     * @param startNanos {@link System#nanoTime()} when the open began
+     * @param e the failure
+     * @return the exception to throw
+     */
+    static RuntimeException unreachable(String uri, long startNanos, RuntimeException e) {
+        Throwable network = null;
+        for (Throwable c = e; c != null && network == null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.net.ConnectException || c instanceof java.net.UnknownHostException
+                    || c instanceof java.net.NoRouteToHostException || c instanceof java.net.SocketTimeoutException
+                    || c instanceof java.net.http.HttpTimeoutException) {
+                network = c;
+            }
+        }
+        if (network == null) {
+            return e;
+        }
+        long ms = (System.nanoTime() - startNanos) / 1_000_000;
+        String detail = e.getMessage() != null && e.getMessage().startsWith("could not connect") ? e.getMessage()
+                : Main.describe(e);
+        return new CliException(ExitCodes.FAILURE, "could not connect to provider '" + redact(uri) + "' (tried for "
+                + ms + " ms): " + detail, e);
     }
 
     private static final java.util.regex.Pattern SECRET_OPTION = java.util.regex.Pattern.compile(

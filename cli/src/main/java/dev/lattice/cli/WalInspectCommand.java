@@ -116,7 +116,7 @@ public final class WalInspectCommand implements Callable<Integer> {
                 }
                 if (logs.size() > 1) {
                     t.row(tree + " (" + logs.size() + " logs)", "", "", "", "", Text.count(entries),
-                            Text.bytes(bytes), Text.bytes(physical), "");
+                            Text.bytes(bytes), Text.bytes(physical), "", "");
                 }
             }
             if (!t.isEmpty()) {

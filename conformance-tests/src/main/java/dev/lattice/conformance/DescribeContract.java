@@ -2,10 +2,14 @@ package dev.lattice.conformance;
 
 import dev.lattice.testkit.LimitEnforcingProvider;
 import dev.lattice.spi.ProviderDescriptor;
+import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderLimits;
+import dev.lattice.spi.RunStore;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /** The descriptor: present, constant, sane, available after close. */
 public abstract class DescribeContract extends ConformanceContract {
@@ -66,5 +70,21 @@ public abstract class DescribeContract extends ConformanceContract {
         assertThat(l.maxEntriesPerBatch()).as("declared maxEntriesPerBatch (declare the real limit)")
                 .isLessThanOrEqualTo(MAX_TESTABLE_ENTRIES_PER_BATCH);
         fixture().serviceLimits().ifPresent(service -> LimitEnforcingProvider.assertWithin(l, service));
+    }
+
+    /**
+     * A provider that declares {@link ProviderFeature#RUNS} serves its run store from {@code runs()}: the engine
+     * flushes through it as soon as it sees the feature (a provider that forwards {@code describe()} to a delegate
+     * but not {@code runs()} fails here). Run {@link RunStoreConformanceTest} on that store too.
+     */
+    @Test
+    void aDeclaredRunStoreIsServed() {
+        ProviderDescriptor d = provider().describe();
+        Assumptions.assumeTrue(d.has(ProviderFeature.RUNS), "variant for providers that declare RUNS; this one "
+                + "declares " + d.features());
+        RunStore[] runs = new RunStore[1];
+        Throwable t = catchThrowable(() -> runs[0] = provider().runs());
+        assertThat(t).as("describe() declares RUNS, so runs() must return the run store").isNull();
+        assertThat(runs[0]).as("describe() declares RUNS, so runs() must return the run store").isNotNull();
     }
 }

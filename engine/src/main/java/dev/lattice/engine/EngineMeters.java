@@ -63,6 +63,9 @@ final class EngineMeters {
         }
         try {
             URI u = URI.create(uri);
+            if (u.isOpaque() && "jdbc".equalsIgnoreCase(u.getScheme()) && u.getSchemeSpecificPart().contains(":")) {
+                return defaultName(u.getRawSchemeSpecificPart()); // jdbc:postgresql://user@h/db -> postgresql://h/db
+            }
             if (u.isOpaque()) {
                 String ssp = u.getSchemeSpecificPart();
                 int q = ssp.indexOf('?');

@@ -70,6 +70,16 @@ class MetricsConventionTest {
     }
 
     @Test
+    void theDefaultNameLeavesOutCredentialsQueryAndAJdbcPrefix() {
+        assertThat(EngineMeters.defaultName("chronicle:./data?durability=fsync")).isEqualTo("chronicle:./data");
+        assertThat(EngineMeters.defaultName("postgres://alice@db:5432/app?password=x"))
+                .isEqualTo("postgres://db:5432/app");
+        assertThat(EngineMeters.defaultName("jdbc:postgresql://alice@db:5432/app?password=x"))
+                .isEqualTo("postgresql://db:5432/app");
+        assertThat(EngineMeters.defaultName(null)).isEqualTo("lattice");
+    }
+
+    @Test
     void thePartitionTagCanBeDroppedAndGaugesThenAggregate() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Lattice l = open(registry, "agg", false)) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
@@ -31,7 +32,7 @@ public final class Providers {
     public static Map<String, WalStorageProviderFactory> factories(ClassLoader loader) {
         Map<String, WalStorageProviderFactory> found = new TreeMap<>();
         for (WalStorageProviderFactory f : ServiceLoader.load(WalStorageProviderFactory.class, loader)) {
-            found.putIfAbsent(f.scheme().toLowerCase(java.util.Locale.ROOT), f);
+            found.putIfAbsent(f.scheme().toLowerCase(Locale.ROOT), f);
         }
         return found;
     }
@@ -55,25 +56,85 @@ public final class Providers {
     }
 
     /**
-     * The factory for a scheme.
+     * The factory for a scheme or one of its {@linkplain WalStorageProviderFactory#aliases() aliases}.
      *
      * @param scheme the scheme, case-insensitive
      * @return the factory
-     * @throws UnknownSchemeException if none is on the classpath; its message lists the schemes found
+     * @throws UnknownSchemeException if none is on the classpath; its message lists the schemes found and suggests a
+     *     close one or the module that provides it
      */
     public static WalStorageProviderFactory factory(String scheme) {
         Map<String, WalStorageProviderFactory> all = factories();
-        WalStorageProviderFactory f = scheme == null ? null : all.get(scheme.toLowerCase(java.util.Locale.ROOT));
+        WalStorageProviderFactory f = scheme == null ? null : find(all, scheme.toLowerCase(Locale.ROOT));
         if (f == null) {
-            throw new UnknownSchemeException(scheme, new ArrayList<>(all.keySet()));
+            throw new UnknownSchemeException(scheme, namesOf(all));
         }
         return f;
     }
 
     /**
+     * The URI in the form its factory expects: a {@code jdbc:} prefix removed (unless a factory claims {@code jdbc}
+     * itself), an alias scheme replaced by the factory's own ({@code jdbc:postgresql://h/db} and
+     * {@code postgresql://h/db} both give {@code postgres://h/db}). Query, user info and path are kept as written.
+     *
+     * @param uri a provider URI
+     * @return the URI with its factory's scheme
+     * @throws NullPointerException if {@code uri} is null
+     * @throws UnknownSchemeException if no factory handles the scheme
+     * @throws IllegalArgumentException if a {@code jdbc:} URI does not hold a URI with a scheme
+     */
+    public static URI canonical(URI uri) {
+        Objects.requireNonNull(uri, "uri");
+        Map<String, WalStorageProviderFactory> all = factories();
+        String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (scheme != null && scheme.equals("jdbc") && !all.containsKey("jdbc") && uri.isOpaque()) {
+            URI inner = parse(uri.getRawSchemeSpecificPart()
+                    + (uri.getRawFragment() == null ? "" : "#" + uri.getRawFragment()));
+            if (inner.getScheme().equalsIgnoreCase("jdbc")) {
+                throw new IllegalArgumentException("provider URI '" + uri + "' has two jdbc: prefixes");
+            }
+            return canonical(inner);
+        }
+        WalStorageProviderFactory f = scheme == null ? null : find(all, scheme);
+        if (f == null) {
+            throw new UnknownSchemeException(uri.getScheme(), namesOf(all));
+        }
+        if (f.scheme().equalsIgnoreCase(scheme)) {
+            return uri;
+        }
+        return URI.create(f.scheme().toLowerCase(Locale.ROOT) + uri.toString().substring(uri.getScheme().length()));
+    }
+
+    private static WalStorageProviderFactory find(Map<String, WalStorageProviderFactory> all, String scheme) {
+        WalStorageProviderFactory f = all.get(scheme);
+        if (f != null) {
+            return f;
+        }
+        for (WalStorageProviderFactory candidate : all.values()) {
+            for (String alias : candidate.aliases()) {
+                if (alias.equalsIgnoreCase(scheme)) {
+                    return candidate;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static List<String> namesOf(Map<String, WalStorageProviderFactory> all) {
+        java.util.TreeSet<String> names = new java.util.TreeSet<>(all.keySet());
+        for (WalStorageProviderFactory f : all.values()) {
+            for (String alias : f.aliases()) {
+                names.add(alias.toLowerCase(Locale.ROOT));
+            }
+        }
+        return new ArrayList<>(names);
+    }
+
+    /**
      * Opens a provider for a URI with the factory of its scheme.
      *
-     * @param uri e.g. {@code chronicle:./lattice-data} or {@code postgres://host:5432/db?schema=lattice}
+     * @param uri e.g. {@code chronicle:./lattice-data} or {@code postgres://host:5432/db?schema=lattice}; a
+     *     {@code jdbc:} prefix or an alias scheme is resolved first ({@link #canonical(URI)})
      * @param options options that win over the URI's query options; may be empty
      * @return an open provider; the caller closes it
      * @throws NullPointerException if an argument is null
@@ -84,7 +145,8 @@ public final class Providers {
     public static WalStorageProvider open(URI uri, Map<String, String> options) {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(options, "options");
-        return factory(uri.getScheme()).open(uri, options);
+        URI c = canonical(uri);
+        return factory(c.getScheme()).open(c, options);
     }
 
     /**

@@ -2,7 +2,10 @@ package dev.lattice.spi;
 
 import java.util.List;
 
-/** No provider factory on the classpath handles a URI's scheme. The message lists the schemes that were found. */
+/**
+ * No provider factory on the classpath handles a URI's scheme. The message lists the schemes that were found and a
+ * hint: a close scheme, or the module that provides it. Immutable.
+ */
 public class UnknownSchemeException extends IllegalArgumentException {
 
     private static final long serialVersionUID = 1L;
@@ -11,12 +14,14 @@ public class UnknownSchemeException extends IllegalArgumentException {
     private final List<String> available;
 
     /**
+     * The message suggests a close scheme among {@code available} ("did you mean 'memory'?"), or names the Lattice
+     * module of a first-party scheme that is missing, or says how a third-party provider is found.
+     *
      * @param scheme the scheme asked for (may be null when the URI had none)
-     * @param available the schemes found on the classpath
+     * @param available the schemes (and aliases) found on the classpath
      */
     public UnknownSchemeException(String scheme, List<String> available) {
-        super("no Lattice provider for scheme '" + scheme + "' on the classpath; available schemes: " + available
-                + " (add the provider module, e.g. lattice-provider-" + scheme + ", to the classpath)");
+        super(SchemeHints.message(scheme, available));
         this.scheme = scheme;
         this.available = List.copyOf(available);
     }

@@ -2,6 +2,7 @@ package dev.lattice.spi;
 
 import java.net.URI;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Creates providers for one URI scheme. A provider module registers its factory as a {@link java.util.ServiceLoader}
@@ -16,6 +17,18 @@ public interface WalStorageProviderFactory {
      * @return the scheme; constant
      */
     String scheme();
+
+    /**
+     * Other schemes this factory accepts, lower case, e.g. {@code "postgresql"} for {@code postgres}.
+     * {@link Providers#open(URI, Map)} rewrites such a URI to {@link #scheme()} before calling {@link #open}, so
+     * {@code open} sees only its own scheme. A {@code jdbc:} prefix ({@code jdbc:postgresql://...}) is removed first,
+     * unless a factory claims the scheme {@code jdbc} itself.
+     *
+     * @return the aliases; empty by default; constant
+     */
+    default Set<String> aliases() {
+        return Set.of();
+    }
 
     /**
      * One line saying what the provider stores to and how its URI looks, for {@code lattice providers}.

@@ -59,6 +59,8 @@ final class LatticeConfigMapper {
         set(p.getMaxKeyBytes(), b::maxKeyBytes);
         set(p.getMaxAtomicKeys(), b::maxAtomicKeys);
         set(p.getAtomicRetention(), b::atomicRetention);
+        set(p.getMetrics().getName(), b::metricsName);
+        b.meterPartitionTag(p.getMetrics().isPartitionTag());
         return b;
     }
 

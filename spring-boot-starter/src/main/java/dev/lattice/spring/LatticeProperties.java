@@ -138,6 +138,18 @@ public class LatticeProperties {
         /** Whether the Lattice registers its meters on the application's MeterRegistry (when there is one). */
         private boolean enabled = true;
 
+        /**
+         * Value of the lattice.name tag on every meter of this instance, 1 to 128 characters, so several instances
+         * can share one registry. Engine default: the main provider's URI without credentials or query.
+         */
+        private String name;
+
+        /**
+         * Whether per-log meters carry a partition tag; false aggregates them per tree (counters and timers shared,
+         * gauges summed), fewer series for trees with many partitions.
+         */
+        private boolean partitionTag = true;
+
         /** @return whether meters go to the application's registry */
         public boolean isEnabled() {
             return enabled;
@@ -146,6 +158,26 @@ public class LatticeProperties {
         /** @param enabled whether meters go to the application's registry */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+
+        /** @return the lattice.name tag value, or null for the engine's default */
+        public String getName() {
+            return name;
+        }
+
+        /** @param name the lattice.name tag value */
+        public void setName(String name) {
+            this.name = name;
+        }
+
+        /** @return whether per-log meters carry a partition tag */
+        public boolean isPartitionTag() {
+            return partitionTag;
+        }
+
+        /** @param partitionTag whether per-log meters carry a partition tag */
+        public void setPartitionTag(boolean partitionTag) {
+            this.partitionTag = partitionTag;
         }
     }
 

@@ -52,7 +52,7 @@ class ConfigurationMetadataTest {
         assertThat(json).contains("\"lattice.uri\"", "\"lattice.partitions\"", "\"lattice.memory-budget-bytes\"",
                 "\"lattice.close-timeout\"", "\"lattice.provider-call-timeout\"",
                 "\"lattice.ownership-check-interval\"", "\"lattice.providers\"", "\"lattice.provider-options\"",
-                "\"lattice.metrics.enabled\"");
+                "\"lattice.metrics.enabled\"", "\"lattice.metrics.name\"", "\"lattice.metrics.partition-tag\"");
     }
 
     @Test

@@ -107,6 +107,37 @@ class LatticeAutoConfigurationTest {
     }
 
     @Test
+    void metricsNameAndPartitionTagFromProperties() {
+        MeterRegistry app = new SimpleMeterRegistry();
+        runner.withBean(MeterRegistry.class, () -> app)
+                .withPropertyValues("lattice.uri=memory:spring-metric-tags", "lattice.partitions=4",
+                        "lattice.metrics.name=orders-service", "lattice.metrics.partition-tag=false")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    Tree t = ctx.getBean(Lattice.class).tree("m");
+                    for (int i = 0; i < 20; i++) {
+                        t.put("k" + i, utf8("v"));
+                    }
+                    var meters = app.getMeters().stream().filter(m -> m.getId().getName().startsWith("lattice."))
+                            .toList();
+                    assertThat(meters).isNotEmpty().allSatisfy(m ->
+                            assertThat(m.getId().getTag("lattice.name")).isEqualTo("orders-service"));
+                    assertThat(meters).anySatisfy(m -> assertThat(m.getId().getTag("tree")).isEqualTo("m"))
+                            .noneSatisfy(m -> assertThat(m.getId().getTag("partition")).isNotNull());
+                });
+        MeterRegistry other = new SimpleMeterRegistry();
+        runner.withBean(MeterRegistry.class, () -> other)
+                .withPropertyValues("lattice.uri=memory:spring-metric-default-tags", "lattice.partitions=4")
+                .run(ctx -> {
+                    ctx.getBean(Lattice.class).tree("m").put("k", utf8("v"));
+                    assertThat(other.getMeters()).anySatisfy(m ->
+                            assertThat(m.getId().getTag("partition")).isNotNull());
+                    assertThat(other.getMeters()).anySatisfy(m -> assertThat(m.getId().getTag("lattice.name"))
+                            .isEqualTo("memory:spring-metric-default-tags"));
+                });
+    }
+
+    @Test
     void metricsDisabledKeepsMetersPrivate() {
         MeterRegistry app = new SimpleMeterRegistry();
         runner.withBean(MeterRegistry.class, () -> app)

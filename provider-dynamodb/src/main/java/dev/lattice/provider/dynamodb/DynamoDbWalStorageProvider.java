@@ -19,6 +19,7 @@ import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
+import dev.lattice.spi.support.ConnectFailures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -163,7 +164,18 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
 
     private static DynamoDbWalStorageProvider openWith(DynamoDbClient client, boolean owned, DynamoDbSettings s) {
         DynamoDbWalStorageProvider p = new DynamoDbWalStorageProvider(client, owned, s);
-        TableSetup.ensureTable(p.calls, s);
+        long start = System.nanoTime();
+        try {
+            TableSetup.ensureTable(p.calls, s);
+        } catch (RuntimeException e) {
+            if (ConnectFailures.isUnreachable(e)) {
+                throw ConnectFailures.couldNotConnect("DynamoDB at " + (s.endpoint() != null ? s.endpoint()
+                        : "region " + s.region()) + " (table '" + s.table() + "')",
+                        (System.nanoTime() - start) / 1_000_000, "connectTimeout " + s.connectTimeout().toMillis()
+                        + " ms, apiCallTimeout " + s.apiCallTimeout().toMillis() + " ms", e);
+            }
+            throw e;
+        }
         LOG.debug("opened DynamoDB provider on {}", s);
         return p;
     }

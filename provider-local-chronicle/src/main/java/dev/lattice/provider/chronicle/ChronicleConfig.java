@@ -61,6 +61,7 @@ public final class ChronicleConfig {
     public static final Set<String> ROLL_CYCLE_NAMES;
 
     static {
+        ChronicleQuiet.properties(); // before RollCycles initialises any Chronicle class
         Map<String, RollCycle> m = new LinkedHashMap<>();
         m.put("five_minutely", RollCycles.FIVE_MINUTELY);
         m.put("ten_minutely", RollCycles.TEN_MINUTELY);

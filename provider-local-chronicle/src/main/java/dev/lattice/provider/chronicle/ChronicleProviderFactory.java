@@ -23,6 +23,10 @@ public final class ChronicleProviderFactory implements WalStorageProviderFactory
     /** The URI scheme. */
     public static final String SCHEME = "chronicle";
 
+    static {
+        ChronicleQuiet.properties();
+    }
+
     /** Creates the factory (ServiceLoader needs a public no-argument constructor). */
     public ChronicleProviderFactory() {
     }

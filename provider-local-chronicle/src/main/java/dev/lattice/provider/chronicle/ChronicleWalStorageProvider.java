@@ -47,6 +47,11 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     /** The provider's name in {@link #describe()}. */
     public static final String NAME = "chronicle";
+
+    static {
+        ChronicleQuiet.properties();
+    }
+
     /** The provider implementation's version, also the on-disk format version. */
     public static final String VERSION = "1";
     /** Directory under the root holding one directory per log. */
@@ -92,6 +97,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     public static ChronicleWalStorageProvider open(ChronicleConfig config) {
         Objects.requireNonNull(config, "config");
         JvmFlags.check();
+        ChronicleQuiet.lowerPerfNotes();
         try {
             Files.createDirectories(config.root());
         } catch (IOException e) {

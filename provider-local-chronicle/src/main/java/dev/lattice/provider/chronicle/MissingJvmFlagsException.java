@@ -30,8 +30,8 @@ public class MissingJvmFlagsException extends WalStorageException {
     public MissingJvmFlagsException(List<String> missing) {
         super(null, "the Chronicle provider needs JVM flags that this JVM was started without: "
                 + String.join(" ", missing) + ". Start java with: " + String.join(" ", REQUIRED_FLAGS)
-                + " (recommended too: -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true); see "
-                + "docs/providers/chronicle.md");
+                + " (on JDK 24 and later also --enable-native-access=ALL-UNNAMED"
+                + " --sun-misc-unsafe-memory-access=allow); see docs/providers/chronicle.md");
         this.missing = List.copyOf(missing);
     }
 

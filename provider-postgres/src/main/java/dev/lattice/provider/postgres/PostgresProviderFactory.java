@@ -6,9 +6,11 @@ import dev.lattice.spi.WalStorageProviderFactory;
 import java.net.URI;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * ServiceLoader factory for scheme {@code postgres}: {@code postgres://host[:port]/database?user=...&schema=...}.
+ * ServiceLoader factory for scheme {@code postgres}: {@code postgres://host[:port]/database?user=...&schema=...};
+ * {@code postgresql://...} and JDBC URLs {@code jdbc:postgresql://...} are accepted too.
  * See {@link PostgresWalStorageProvider#open(URI, Map)} for the options. Thread-safe.
  */
 public final class PostgresProviderFactory implements WalStorageProviderFactory {
@@ -22,10 +24,16 @@ public final class PostgresProviderFactory implements WalStorageProviderFactory 
         return "postgres";
     }
 
+    /** @return {@code postgresql}, so {@code postgresql://} and {@code jdbc:postgresql://} URIs open this provider */
+    @Override
+    public Set<String> aliases() {
+        return Set.of("postgresql");
+    }
+
     @Override
     public String description() {
         return "PostgreSQL via Jdbi + pgjdbc: postgres://host[:port]/database?user=...&schema=... "
-                + "(password: option 'password' or PGPASSWORD)";
+                + "(also postgresql:// and jdbc:postgresql://; password: option 'password' or PGPASSWORD)";
     }
 
     /**

@@ -107,7 +107,8 @@ final class PostgresSettings {
     }
 
     /**
-     * Parses {@code postgres://host[:port]/database?option=value&...} plus explicit options.
+     * Parses {@code postgres://host[:port]/database?option=value&...} (or the same after {@code postgresql://} or
+     * {@code jdbc:postgresql://}) plus explicit options.
      *
      * @param uri the URI
      * @param options explicit options, winning over the URI's query
@@ -122,6 +123,7 @@ final class PostgresSettings {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(env, "env");
         String shape = "postgres://host[:port]/database?user=...&schema=...";
+        uri = canonical(uri);
         if (uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("postgres")) {
             throw new IllegalArgumentException("not a postgres URI (scheme '" + uri.getScheme() + "'); expected "
                     + shape);
@@ -175,6 +177,25 @@ final class PostgresSettings {
         String appName = o.get(APPLICATION_NAME, "lattice");
         return new PostgresSettings(host, port, database, user, password, schema(o), poolSize, timeouts, sc,
                 sslMode == null ? null : sslMode.toLowerCase(Locale.ROOT), appName, maxCheckpointBytes(o));
+    }
+
+    /**
+     * The URI with scheme {@code postgres}: {@code jdbc:postgresql://...} and {@code postgresql://...} are rewritten
+     * (everything after the scheme kept as written); any other URI is returned as it is.
+     *
+     * @param uri the URI
+     * @return the URI with scheme {@code postgres}, or {@code uri}
+     */
+    static URI canonical(URI uri) {
+        URI u = uri;
+        if ("jdbc".equalsIgnoreCase(u.getScheme()) && u.isOpaque()
+                && u.getRawSchemeSpecificPart().toLowerCase(Locale.ROOT).startsWith("postgresql:")) {
+            u = URI.create(u.getRawSchemeSpecificPart() + (u.getRawFragment() == null ? "" : "#" + u.getRawFragment()));
+        }
+        if ("postgresql".equalsIgnoreCase(u.getScheme())) {
+            u = URI.create("postgres" + u.toString().substring(u.getScheme().length()));
+        }
+        return u;
     }
 
     /**

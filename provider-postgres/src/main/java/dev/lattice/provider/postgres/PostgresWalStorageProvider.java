@@ -158,10 +158,11 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
             c.addDataSourceProperty("sslmode", s.sslMode);
         }
         HikariDataSource pool;
+        long start = System.nanoTime();
         try {
             pool = new HikariDataSource(c);
         } catch (RuntimeException e) {
-            throw SqlFailures.wrap(null, "connecting to " + s, e);
+            throw SqlFailures.connectFailure(s, (System.nanoTime() - start) / 1_000_000, e);
         }
         return new PostgresWalStorageProvider(pool, pool, s);
     }

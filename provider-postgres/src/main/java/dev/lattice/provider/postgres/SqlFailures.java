@@ -120,6 +120,33 @@ final class SqlFailures {
         return new WalStorageException(log, operation + " failed (" + detail + ")", t);
     }
 
+    /**
+     * The failure of an open's first connection: says that it could not connect, to which server (never the
+     * password), how long it tried and within which timeout, and the driver's reason. Transient failures (refused,
+     * unreachable, timed out, server starting or shutting down) give {@link ProviderUnavailableException}; others
+     * (authentication, a missing database) {@link WalStorageException}.
+     *
+     * @param s the settings
+     * @param elapsedMillis how long the attempt took
+     * @param t the failure
+     * @return the exception to throw
+     */
+    static WalStorageException connectFailure(PostgresSettings s, long elapsedMillis, Throwable t) {
+        SQLException sql = sqlCause(t);
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String reason = sql != null ? "SQLState " + sql.getSQLState() + ": " + firstLine(sql.getMessage())
+                : root.getClass().getSimpleName() + ": " + firstLine(root.getMessage());
+        String what = "could not connect to " + s + " (tried for " + elapsedMillis + " ms, connectTimeout "
+                + s.connectTimeout.toMillis() + " ms): " + reason;
+        if (isTransient(t)) {
+            return new ProviderUnavailableException(null, what, t);
+        }
+        return new WalStorageException(null, what, t);
+    }
+
     private static String firstLine(String m) {
         if (m == null) {
             return "";

@@ -119,8 +119,16 @@ public final class ProviderOptions {
         Set<String> unknown = new TreeSet<>(values.keySet());
         unknown.removeAll(known);
         if (!unknown.isEmpty()) {
+            StringBuilder hints = new StringBuilder();
+            for (String u : unknown) {
+                String hint = Suggestions.didYouMean(u, known);
+                if (!hint.isEmpty()) {
+                    hints.append(unknown.size() == 1 ? hint.substring(2) : "for '" + u + "' " + hint.substring(2))
+                            .append(' ');
+                }
+            }
             throw new IllegalArgumentException("unknown option(s) " + unknown + " for provider scheme '" + scheme
-                    + "'; known options: " + new TreeSet<>(known));
+                    + "'; " + hints + "known options: " + new TreeSet<>(known));
         }
         return this;
     }

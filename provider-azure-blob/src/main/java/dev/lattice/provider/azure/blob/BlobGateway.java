@@ -478,6 +478,14 @@ final class BlobGateway {
                 || e instanceof UnsupportedOperationException) {
             return new WalStorageException(log, what + " failed: " + e.getClass().getSimpleName(), e);
         }
+        // Refused, unknown host, no route: the request never left, so nothing happened.
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.net.ConnectException || c instanceof java.net.UnknownHostException
+                    || c instanceof java.net.NoRouteToHostException) {
+                return new ProviderUnavailableException(log, what + " failed: could not connect to the Blob service ("
+                        + c.getClass().getSimpleName() + ": " + c.getMessage() + "); safe to retry", e);
+            }
+        }
         // Network failures, timeouts (reactor's blocking-read timeout, connection resets): outcome unknown.
         return new ProviderUnavailableException(log, what + " failed: " + e.getClass().getSimpleName()
                 + " (network failure or timeout; outcome unknown, safe to retry)", e);

@@ -158,4 +158,23 @@ class FailureMappingTest {
                     .hasMessageNotContaining(AzuriteServer.ACCOUNT_KEY);
         }
     }
+
+    /** Nothing listening: the message says the request could not connect (not "outcome unknown"). */
+    @Test
+    void unreachableServiceSaysItCouldNotConnect() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String cs = "DefaultEndpointsProtocol=http;AccountName=" + AzuriteServer.ACCOUNT_NAME + ";AccountKey="
+                + AzuriteServer.ACCOUNT_KEY + ";BlobEndpoint=http://127.0.0.1:" + port + "/"
+                + AzuriteServer.ACCOUNT_NAME + ";";
+        try (var p = new AzureBlobProviderFactory().open(URI.create("azure-blob:unreachable?maxRetries=0"
+                + "&attemptTimeout=2s"), Map.of("connectionString", cs))) {
+            Throwable t = catchThrowable(() -> p.state(LOG));
+            assertThat(t).isInstanceOf(ProviderUnavailableException.class)
+                    .hasMessageContaining("could not connect to the Blob service (")
+                    .hasMessageNotContaining("outcome unknown").hasMessageNotContaining(AzuriteServer.ACCOUNT_KEY);
+        }
+    }
 }

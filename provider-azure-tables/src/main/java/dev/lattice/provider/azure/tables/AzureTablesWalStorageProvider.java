@@ -18,6 +18,7 @@ import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.WalStorageProvider;
+import dev.lattice.spi.support.ConnectFailures;
 import dev.lattice.spi.support.SpiChecks;
 
 import java.util.ArrayList;
@@ -113,9 +114,15 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
                 Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS,
                         ProviderFeature.DROP));
         if (createTable) {
+            long start = System.nanoTime();
             try {
                 table.createTableIfNotExists();
             } catch (RuntimeException e) {
+                if (ConnectFailures.isUnreachable(e)) {
+                    throw ConnectFailures.couldNotConnect("Azure Table Storage" + (table.endpoint() == null ? ""
+                            : " at " + table.endpoint()) + " (creating table '" + tableName + "')",
+                            (System.nanoTime() - start) / 1_000_000, null, e);
+                }
                 throw failure(null, "creating table '" + tableName + "'", e);
             }
         }

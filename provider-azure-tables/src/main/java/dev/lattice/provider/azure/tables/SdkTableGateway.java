@@ -55,6 +55,13 @@ final class SdkTableGateway implements TableGateway {
     }
 
     @Override
+    public String endpoint() {
+        String e = service.getServiceEndpoint();
+        int q = e == null ? -1 : e.indexOf('?');
+        return q >= 0 ? e.substring(0, q) : e;
+    }
+
+    @Override
     public void createTableIfNotExists() {
         service.createTableIfNotExists(table.getTableName());
     }

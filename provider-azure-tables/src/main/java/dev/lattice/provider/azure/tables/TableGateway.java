@@ -48,6 +48,15 @@ interface TableGateway {
     void createTableIfNotExists();
 
     /**
+     * The service endpoint, for messages (never a secret: no SAS token or key).
+     *
+     * @return the endpoint URL, or null when unknown
+     */
+    default String endpoint() {
+        return null;
+    }
+
+    /**
      * One page of query results.
      *
      * @param entities the entities, in PartitionKey then RowKey order

@@ -99,6 +99,22 @@ class FactoryTest {
     }
 
     @Test
+    void anOpenAgainstAServerThatIsDownSaysItCouldNotConnectToWhatAndHowLong() throws Exception {
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        assertThatThrownBy(() -> factory.open(URI.create("azure-tables:logs"), Map.of("connectionString",
+                "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + AzuriteServer.ACCOUNT_KEY
+                        + ";TableEndpoint=http://127.0.0.1:" + closed + "/devstoreaccount1",
+                "attemptTimeout", "2s", "maxRetries", "0")))
+                .isInstanceOf(ProviderUnavailableException.class)
+                .hasMessageContaining("could not connect to Azure Table Storage at http://127.0.0.1:" + closed
+                        + "/devstoreaccount1 (creating table 'logs') (tried for ")
+                .hasMessageNotContaining("outcome unknown").hasMessageNotContaining(AzuriteServer.ACCOUNT_KEY);
+    }
+
+    @Test
     void badOptionsAreRefusedWithClearMessages() {
         String cs = AzuriteServer.shared().connectionString();
         assertThatThrownBy(() -> factory.open(URI.create("azure-tables:t1?tabel=x"), Map.of("connectionString", cs)))
