@@ -192,7 +192,7 @@ public final class LatticeConfig {
         private String metricsName;
         private boolean meterPartitionTag = true;
         private MeterRegistry meterRegistry;
-        private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 2;
+        private long memoryBudgetBytes = Runtime.getRuntime().maxMemory() / 4;
         private long memtableBytes = heapShare(DEFAULT_MEMTABLE_BYTES);
         private long blockCacheBytes = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
         private int level0CompactionTrigger = DEFAULT_LEVEL0_COMPACTION_TRIGGER;
@@ -548,7 +548,8 @@ public final class LatticeConfig {
          * run store ({@code ProviderFeature.RUNS}) a write that finds the budget spent asks for flushes and waits for
          * them up to {@link #admissionTimeout}, then fails with {@link LatticeSaturatedException} (flush behind); on a
          * provider without one, where all data stays in the heap, such a write is refused with
-         * {@link MemoryBudgetExceededException}. Default half the JVM's max heap.
+         * {@link MemoryBudgetExceededException}. Default a quarter of the JVM's max heap (the block cache, run
+         * indexes and the runs being written need the rest).
          *
          * @param bytes at least 1
          * @return this

@@ -293,7 +293,7 @@ final class TreeImpl implements Tree {
                     + (bytes > 0 ? " (with the partitions loading beside it) needs at least " + bytes
                     + " more bytes for its checkpoints, but " : ": ") + used
                     + " bytes of the memory budget of " + budget + " bytes are in use (LatticeConfig"
-                    + " memoryBudgetBytes, default half the max heap); raise the budget and the heap, or open fewer"
+                    + " memoryBudgetBytes, default a quarter of the max heap); raise the budget and the heap, or open fewer"
                     + " trees");
         }
     }
@@ -443,11 +443,14 @@ final class TreeImpl implements Tree {
      *     flushes but fails at once with {@link LatticeSaturatedException} (the flushes are still asked for)
      */
     private void checkBudget(String key, byte[] value, boolean mayWait) {
+        checkBudget(pipeline(key), PartitionState.estimate(key, value), mayWait);
+    }
+
+    /** The budget check for {@code add} estimated bytes written through {@code lp} (see above). */
+    private void checkBudget(LogPipeline lp, long add, boolean mayWait) {
         long used = ctx.memoryUsed.get();
-        long add = PartitionState.estimate(key, value);
         long budget = ctx.config.memoryBudgetBytes;
         if (used + add > budget * 3 / 4 || used + add > budget) {
-            LogPipeline lp = pipeline(key);
             if (lp.hasRuns()) {
                 if (mayWait) {
                     awaitFlush(lp, add, budget);
@@ -465,7 +468,8 @@ final class TreeImpl implements Tree {
         }
         if (used + add > budget) {
             throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
-                    + " bytes is spent (live data estimate " + used + " bytes); write to '" + name + "' refused");
+                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes); write to '"
+                    + name + "' refused");
         }
     }
 
@@ -624,7 +628,7 @@ final class TreeImpl implements Tree {
 
     @Override
     public void putAll(Map<String, byte[]> entries) {
-        List<WalRecord.Mutation> ms = mutationsOf(entries);
+        List<WalRecord.Mutation> ms = mutationsOf(entries, true);
         if (ms.isEmpty()) {
             return;
         }
@@ -651,8 +655,11 @@ final class TreeImpl implements Tree {
         await(all);
     }
 
-    /** Validates a putAll's entries and checks the memory budget for all of them. */
-    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries) {
+    /**
+     * Validates a putAll's entries and checks the memory budget for all of them (a blocking putAll waits for
+     * flushes like a put; an asynchronous one fails at once with {@link LatticeSaturatedException}).
+     */
+    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries, boolean mayWait) {
         Objects.requireNonNull(entries, "entries");
         List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
         long add = 0;
@@ -662,10 +669,8 @@ final class TreeImpl implements Tree {
             add += PartitionState.estimate(e.getKey(), v);
             ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
         }
-        long used = ctx.memoryUsed.get();
-        if (used + add > ctx.config.memoryBudgetBytes) {
-            throw new MemoryBudgetExceededException("memory budget of " + ctx.config.memoryBudgetBytes
-                    + " bytes would be exceeded by " + add + " bytes (live data estimate " + used + " bytes)");
+        if (!ms.isEmpty()) {
+            checkBudget(pipeline(ms.get(0).key()), add, mayWait);
         }
         return ms;
     }
@@ -710,7 +715,12 @@ final class TreeImpl implements Tree {
 
     @Override
     public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries) {
-        List<WalRecord.Mutation> ms = mutationsOf(entries);
+        List<WalRecord.Mutation> ms;
+        try {
+            ms = mutationsOf(entries, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
         for (int i = 0; i < fs.length; i++) {
             fs[i] = submit(ms.get(i));

@@ -266,4 +266,26 @@ class LsmTest {
         model.forEach((k, v) -> assertThat(t.get(k).map(EngineBasicsTest::s)).as(k).contains(v));
         assertThat(t.count()).isEqualTo(model.size());
     }
+
+    /** A blocking putAll that finds the memory budget spent waits for flushes instead of failing. */
+    @Test
+    void aBlockingPutAllWaitsForFlushesWhenTheBudgetIsSpent() {
+        InMemoryStorage storage = new InMemoryStorage();
+        LatticeConfig.Builder cfg = small(LatticeConfig.builder()).memoryBudgetBytes(1L << 20)
+                .memtableBytes(256 << 10);
+        try (Lattice l = EngineBasicsTest.open(storage, cfg)) {
+            Tree t = l.tree("budget");
+            byte[] v = new byte[1024];
+            for (int round = 0; round < 20; round++) { // 20 x ~0.6 MB through a 1 MiB budget
+                Map<String, byte[]> batch = new TreeMap<>();
+                for (int i = 0; i < 500; i++) {
+                    batch.put(String.format("k%02d-%04d", round, i), v);
+                }
+                t.putAll(batch);
+            }
+            assertThat(t.count()).isEqualTo(10_000);
+            assertThat(l.liveDataBytes()).isLessThanOrEqualTo(1L << 20);
+            assertThat(l.stats().flushes()).isGreaterThan(5);
+        }
+    }
 }

@@ -90,7 +90,7 @@ public class LatticeProperties {
     /** Period of the ownership check of idle logs: 0 (off) or at least 10 ms. Engine default 1 s. */
     private Duration ownershipCheckInterval;
 
-    /** Live-data bytes of all open trees above which writes that add data are refused. Default half the max heap. */
+    /** Memtable bytes of all open trees (all data, for providers without a run store). Default a quarter of the max heap. */
     private Long memoryBudgetBytes;
 
     /** Longest key in UTF-8 bytes, 1..65536. Engine default 1024. */
