@@ -239,10 +239,11 @@ final class LogPipeline {
             LOG.warn("log {}: orphan run collection after open failed (retried at the next open): {}", log,
                     e.toString());
         }
-        if (state.legacyCheckpointLoaded || r.compactionDue()) {
+        if (state.legacyCheckpointLoaded) {
             flushRequested = true;
             checkPolicySoon();
         }
+        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
     }
 
     /**
@@ -261,6 +262,21 @@ final class LogPipeline {
             lock.unlock();
         }
         ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
+    }
+
+    private void signalChanged() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return true while this log's compaction runs (moves and close wait for it) */
+    private boolean compactionRunning() {
+        RunMaintenance r = lsm;
+        return r != null && r.compacting();
     }
 
     /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
@@ -311,7 +327,7 @@ final class LogPipeline {
         while (System.nanoTime() < deadline) {
             lock.lock();
             try {
-                boolean idle = !checkpointRunning.get() && !committing;
+                boolean idle = !checkpointRunning.get() && !committing && !compactionRunning();
                 if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
                         && state.layers.current().frozen().isEmpty()) {
                     return true;
@@ -369,7 +385,7 @@ final class LogPipeline {
         lock.lock();
         try {
             paused = true;
-            while (!inFlight.isEmpty() || recovering || failed || checkpointRunning.get()) {
+            while (!inFlight.isEmpty() || recovering || failed || checkpointRunning.get() || compactionRunning()) {
                 if (fatal != null) {
                     throw new LatticeException("log " + log + " cannot be written by this process any more", fatal);
                 }
@@ -1293,9 +1309,10 @@ final class LogPipeline {
         batchesSinceCheckpoint = 0;
         ctx.maintenance.execute(() -> {
             try {
-                if (lsm.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
+                RunMaintenance r = lsm;
+                if (r.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
                     flushesDone.incrementAndGet();
-                    lsm.compact(this::publishManifest);
+                    r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
                 }
             } catch (FencedException e) {
                 lostOwnership(e);
@@ -1495,8 +1512,8 @@ final class LogPipeline {
         boolean drained;
         lock.lock();
         try {
-            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || checkpointRunning.get())
-                    && fatal == null) {
+            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || checkpointRunning.get()
+                    || compactionRunning()) && fatal == null) {
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0) {
                     break;

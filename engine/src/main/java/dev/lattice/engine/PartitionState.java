@@ -3,7 +3,6 @@ package dev.lattice.engine;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.LogId;
 
-import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -22,9 +21,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.zip.CRC32C;
-import java.util.zip.CheckedInputStream;
-import java.util.zip.CheckedOutputStream;
 
 /**
  * The live state of one partition: a sorted map of committed values, plus the atomic writes in flight through it.
@@ -48,7 +44,7 @@ final class PartitionState {
 
     static final int SNAPSHOT_FORMAT = 2;
     static final int SNAPSHOT_FORMAT_V1 = 1;
-    private static final int SNAPSHOT_MAGIC = 0x4C54434B; // "LTCK"
+    static final int SNAPSHOT_MAGIC = 0x4C54434B; // "LTCK"
     /** Estimated JVM bytes per entry besides key and value bytes (skip-list node, index, String, Versioned, array headers). */
     static final int ENTRY_OVERHEAD_BYTES = 128;
 
@@ -113,9 +109,9 @@ final class PartitionState {
     volatile boolean legacyCheckpointLoaded;
     /** The memory estimate of the memtable (applier-owned). */
     long memtableBytes;
-    private final AtomicLong memoryBudgetUsed;
-    private final AtomicWrites atomics;
-    private final Function<String, Txn> replayTxns;
+    final AtomicLong memoryBudgetUsed;
+    final AtomicWrites atomics;
+    final Function<String, Txn> replayTxns;
     /** Keys whose map value is a {@link TxnNode}; applier-owned, read by {@link #count()}. */
     private final Set<String> chained = ConcurrentHashMap.newKeySet();
     /** Atomic writes prepared here and not resolved yet, by id; written by the applier. */
@@ -296,7 +292,7 @@ final class PartitionState {
         }
     }
 
-    private void put(String key, byte[] value, long version) {
+    void put(String key, byte[] value, long version) {
         Object old = map.put(key, new Versioned(value, version));
         account(estimate(key, value));
         drop(key, old);
@@ -345,7 +341,7 @@ final class PartitionState {
     }
 
     /** Inserts the puts and deletes of {@code ms} as nodes of {@code t} on top of each key; returns their keys. */
-    private List<String> insert(List<WalRecord.Mutation> ms, Txn t) {
+    List<String> insert(List<WalRecord.Mutation> ms, Txn t) {
         List<String> keys = new ArrayList<>(ms.size());
         for (WalRecord.Mutation m : ms) {
             byte op = m.op();
@@ -592,50 +588,10 @@ final class PartitionState {
         }
     }
 
-    private void addDecision(Decision d) {
+    void addDecision(Decision d) {
         decisions.put(d.id, d);
         if (d.idempotencyKey != null) {
             decisionsByIdempotencyKey.put(d.idempotencyKey, d);
-        }
-    }
-
-    // ------------------------------------------------------------------ snapshots
-
-    /** Serialises the state as of {@link #appliedOffset}; call only from the applier. */
-    byte[] snapshot() {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 * 1024);
-            CheckedOutputStream checked = new CheckedOutputStream(bytes, new CRC32C());
-            DataOutputStream out = new DataOutputStream(checked);
-            out.writeInt(SNAPSHOT_MAGIC);
-            out.writeInt(SNAPSHOT_FORMAT);
-            out.writeLong(appliedOffset);
-            out.writeLong(maxVersion);
-            List<Map.Entry<String, Unresolved>> pending = pendingNow();
-            Set<Txn> pendingTxns = txnsOf(pending);
-            List<Map.Entry<String, Versioned>> committed = new ArrayList<>(map.size());
-            for (Map.Entry<String, Object> e : map.entrySet()) {
-                Versioned v = committedView(e.getValue(), pendingTxns);
-                if (v != null) {
-                    committed.add(Map.entry(e.getKey(), v));
-                }
-            }
-            out.writeLong(committed.size());
-            for (Map.Entry<String, Versioned> e : committed) {
-                byte[] k = e.getKey().getBytes(StandardCharsets.UTF_8);
-                out.writeInt(k.length);
-                out.write(k);
-                out.writeLong(e.getValue().version());
-                out.writeInt(e.getValue().value().length);
-                out.write(e.getValue().value());
-            }
-            writeAtomicSections(out, pending);
-            out.flush();
-            int crc = (int) checked.getChecksum().getValue();
-            new DataOutputStream(bytes).writeInt(crc);
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 
@@ -643,7 +599,7 @@ final class PartitionState {
      * The prepared writes pending now. Decided once, first: a coordinator's applier may publish one meanwhile, and
      * each write must land wholly in the pending section or wholly in the committed view.
      */
-    private List<Map.Entry<String, Unresolved>> pendingNow() {
+    List<Map.Entry<String, Unresolved>> pendingNow() {
         List<Map.Entry<String, Unresolved>> pending = new ArrayList<>();
         for (Map.Entry<String, Unresolved> e : unresolved.entrySet()) {
             if (e.getValue().txn().seq == 0) {
@@ -653,62 +609,12 @@ final class PartitionState {
         return pending;
     }
 
-    private static Set<Txn> txnsOf(List<Map.Entry<String, Unresolved>> pending) {
+    static Set<Txn> txnsOf(List<Map.Entry<String, Unresolved>> pending) {
         Set<Txn> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (Map.Entry<String, Unresolved> e : pending) {
             out.add(e.getValue().txn());
         }
         return out;
-    }
-
-    /** The pending and decision sections (snapshot format 2, and a manifest's engine state). */
-    private void writeAtomicSections(DataOutputStream out, List<Map.Entry<String, Unresolved>> pending)
-            throws IOException {
-        out.writeInt(pending.size());
-        for (Map.Entry<String, Unresolved> e : pending) {
-            out.writeUTF(e.getKey());
-            out.writeUTF(e.getValue().coordinator().tree());
-            out.writeInt(e.getValue().coordinator().partition());
-            out.writeInt(e.getValue().mutations().size());
-            for (WalRecord.Mutation m : e.getValue().mutations()) {
-                out.writeByte(m.op());
-                writeKey(out, m.key());
-                if (m.op() == WalRecord.Mutation.PUT) {
-                    out.writeInt(m.value().length);
-                    out.write(m.value());
-                }
-            }
-        }
-        List<Decision> kept = new ArrayList<>();
-        long now = System.currentTimeMillis();
-        for (Decision d : decisions.values()) {
-            if (atomics.forgettable(d, now)) {
-                decisions.remove(d.id);
-                if (d.idempotencyKey != null) {
-                    decisionsByIdempotencyKey.remove(d.idempotencyKey, d);
-                }
-            } else {
-                kept.add(d);
-            }
-        }
-        out.writeInt(kept.size());
-        for (Decision d : kept) {
-            out.writeUTF(d.id);
-            out.writeBoolean(d.commit);
-            out.writeLong(d.version);
-            out.writeLong(d.timeMillis);
-            out.writeBoolean(d.idempotencyKey != null);
-            if (d.idempotencyKey != null) {
-                writeKey(out, d.idempotencyKey);
-                out.writeLong(d.digest);
-            }
-            List<LogId> outstanding = List.copyOf(d.outstanding);
-            out.writeInt(outstanding.size());
-            for (LogId l : outstanding) {
-                out.writeUTF(l.tree());
-                out.writeInt(l.partition());
-            }
-        }
     }
 
     // ------------------------------------------------------------------ memtable + runs
@@ -752,7 +658,7 @@ final class PartitionState {
         try {
             java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(256);
             DataOutputStream out = new DataOutputStream(bytes);
-            writeAtomicSections(out, pending);
+            PartitionSnapshotCodec.writeAtomicSections(this, out, pending);
             out.flush();
             engineState = bytes.toByteArray();
         } catch (IOException e) {
@@ -808,7 +714,7 @@ final class PartitionState {
         layers.setRuns(runs);
         try {
             DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(m.engineState()));
-            readAtomicSections(in, m.throughOffset());
+            PartitionSnapshotCodec.readAtomicSections(this, in, m.throughOffset());
             if (in.read() != -1) {
                 throw new CorruptLogException(log, m.throughOffset(), "manifest engine state has trailing bytes");
             }
@@ -822,45 +728,9 @@ final class PartitionState {
         loadedManifest = m;
     }
 
-    /** The newest value published and not in {@code pending}: what the checkpoint holds as committed. */
-    private static Versioned committedView(Object o, Set<Txn> pending) {
-        while (o instanceof TxnNode n) {
-            if (n.txn.seq > 0 && !pending.contains(n.txn)) {
-                return n.value == null ? null : new Versioned(n.value, n.txn.version);
-            }
-            o = n.prev;
-        }
-        return o instanceof Versioned v ? v : null;
-    }
-
-    private static void writeKey(DataOutputStream out, String key) throws IOException {
-        byte[] k = key.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(k.length);
-        out.write(k);
-    }
-
-    private String readKey(DataInputStream in, long throughOffset) throws IOException {
-        int kl = in.readInt();
-        if (kl < 0 || kl > LatticeConfig.MAX_KEY_BYTES_LIMIT) {
-            throw new CorruptLogException(log, throughOffset, "checkpoint key length " + kl);
-        }
-        byte[] k = in.readNBytes(kl);
-        if (k.length != kl) {
-            throw new EOFException();
-        }
-        return new String(k, StandardCharsets.UTF_8);
-    }
-
-    private byte[] readValue(DataInputStream in, long throughOffset) throws IOException {
-        int vl = in.readInt();
-        if (vl < 0) {
-            throw new CorruptLogException(log, throughOffset, "checkpoint value length " + vl);
-        }
-        byte[] v = in.readNBytes(vl);
-        if (v.length != vl) {
-            throw new EOFException();
-        }
-        return v;
+    /** Serialises the state as of {@link #appliedOffset} (snapshot format 2); call only from the applier. */
+    byte[] snapshot() {
+        return PartitionSnapshotCodec.snapshot(this);
     }
 
     /**
@@ -871,98 +741,7 @@ final class PartitionState {
      * @throws MemoryBudgetExceededException if the data does not fit the memory budget
      */
     void load(long throughOffset, InputStream raw, long budgetBytes) {
-        BufferedInputStream buffered = new BufferedInputStream(raw, 256 * 1024);
-        CheckedInputStream checked = new CheckedInputStream(buffered, new CRC32C());
-        DataInputStream in = new DataInputStream(checked);
-        try {
-            if (in.readInt() != SNAPSHOT_MAGIC) {
-                throw new CorruptLogException(log, throughOffset, "checkpoint has a wrong magic number");
-            }
-            int format = in.readInt();
-            if (format != SNAPSHOT_FORMAT && format != SNAPSHOT_FORMAT_V1) {
-                throw new CorruptLogException(log, throughOffset, "checkpoint format " + format + " is unknown");
-            }
-            long through = in.readLong();
-            if (through != throughOffset) {
-                throw new CorruptLogException(log, throughOffset, "checkpoint says through " + through);
-            }
-            long maxV = in.readLong();
-            long count = in.readLong();
-            for (long i = 0; i < count; i++) {
-                String k = readKey(in, throughOffset);
-                long version = in.readLong();
-                put(k, readValue(in, throughOffset), version);
-                if ((i & 1023) == 1023 && memoryBudgetUsed.get() > budgetBytes) {
-                    throw new MemoryBudgetExceededException("loading the checkpoint of " + log + " (" + count
-                            + " keys) stopped after " + (i + 1) + " keys: the live data estimate "
-                            + memoryBudgetUsed.get() + " bytes exceeds the memory budget of " + budgetBytes
-                            + " bytes (LatticeConfig memoryBudgetBytes)");
-                }
-            }
-            if (format >= 2) {
-                readAtomicSections(in, throughOffset);
-            }
-            int computed = (int) checked.getChecksum().getValue();
-            int stored = new DataInputStream(buffered).readInt();
-            if (computed != stored) {
-                throw new CorruptLogException(log, throughOffset, "checkpoint checksum mismatch");
-            }
-            if (buffered.read() != -1) {
-                throw new CorruptLogException(log, throughOffset, "checkpoint has trailing bytes");
-            }
-            appliedOffset = through;
-            maxVersion = maxV;
-            legacyCheckpointLoaded = true;
-        } catch (EOFException e) {
-            throw new CorruptLogException(log, throughOffset, "checkpoint is truncated", e);
-        } catch (IOException e) {
-            throw new CorruptLogException(log, throughOffset, "checkpoint cannot be read: " + e.getMessage(), e);
-        }
-    }
-
-    /** Reads the sections {@link #writeAtomicSections} wrote, into this state. */
-    private void readAtomicSections(DataInputStream in, long throughOffset) throws IOException {
-        int pending = in.readInt();
-        for (int i = 0; i < pending; i++) {
-            String id = in.readUTF();
-            LogId coordinator = new LogId(in.readUTF(), in.readInt());
-            int n = in.readInt();
-            List<WalRecord.Mutation> ms = new ArrayList<>(Math.min(n, 4096));
-            for (int j = 0; j < n; j++) {
-                byte op = in.readByte();
-                String k = readKey(in, throughOffset);
-                byte[] kb = k.getBytes(StandardCharsets.UTF_8);
-                if (op == WalRecord.Mutation.PUT) {
-                    ms.add(WalRecord.Mutation.put(k, kb, readValue(in, throughOffset)));
-                } else if (op == WalRecord.Mutation.DELETE) {
-                    ms.add(WalRecord.Mutation.delete(k, kb));
-                } else {
-                    throw new CorruptLogException(log, throughOffset, "checkpoint pending op " + op);
-                }
-            }
-            Txn t = replayTxns.apply(id);
-            insert(ms, t);
-            unresolved.put(id, new Unresolved(t, ms, coordinator));
-        }
-        int decided = in.readInt();
-        for (int i = 0; i < decided; i++) {
-            String id = in.readUTF();
-            boolean commit = in.readBoolean();
-            long version = in.readLong();
-            long time = in.readLong();
-            String idem = null;
-            long digest = 0;
-            if (in.readBoolean()) {
-                idem = readKey(in, throughOffset);
-                digest = in.readLong();
-            }
-            int n = in.readInt();
-            List<LogId> parts = new ArrayList<>(Math.min(n, 4096));
-            for (int j = 0; j < n; j++) {
-                parts.add(new LogId(in.readUTF(), in.readInt()));
-            }
-            addDecision(new Decision(id, commit, version, time, idem, digest, parts));
-        }
+        PartitionSnapshotCodec.load(this, throughOffset, raw, budgetBytes);
     }
 
     /** Drops everything (used when a load fails half-way). */

@@ -63,6 +63,9 @@ final class RunMaintenance {
     private final int blockBytes;
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean stopping;
+    /** Held while a manifest is built from the current layers, published and swapped in (flush or compaction). */
+    private final java.util.concurrent.locks.ReentrantLock publishLock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.atomic.AtomicBoolean compacting = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean compactionsStopped;
     // the state of the last published manifest (compactions republish it with other runs)
     private long manifestThrough = -1;
@@ -139,20 +142,25 @@ final class RunMaintenance {
         long backoff = 50;
         for (int attempt = 1; !stopping && attempt <= maxAttempts; attempt++) {
             try {
-                PartitionLayers.Layers now = state.layers.current();
-                boolean bottom = now.runs().isEmpty() && now.frozen().size() == 1;
+                PartitionLayers.Layers before = state.layers.current();
+                boolean bottom = before.runs().isEmpty() && before.frozen().size() == 1;
                 List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, config.targetRunBytes);
-                List<Manifest.RunRef> refs = new ArrayList<>();
-                written.forEach(h -> refs.add(h.ref));
-                now.runs().forEach(h -> refs.add(h.ref));
-                Manifest m = new Manifest(f.throughOffset(), f.maxVersion(), refs, f.engineState());
-                if (publisher.publish(ManifestCodec.encode(m), f.throughOffset())) {
-                    state.layers.flushed(f, written);
-                    state.flushed(f);
-                    loaded(m);
-                    ctx.stats.flushes.increment();
-                    flushTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                    return true;
+                publishLock.lock();
+                try {
+                    List<Manifest.RunRef> refs = new ArrayList<>();
+                    written.forEach(h -> refs.add(h.ref));
+                    state.layers.current().runs().forEach(h -> refs.add(h.ref)); // a compaction may have published
+                    Manifest m = new Manifest(f.throughOffset(), f.maxVersion(), refs, f.engineState());
+                    if (publisher.publish(ManifestCodec.encode(m), f.throughOffset())) {
+                        state.layers.flushed(f, written);
+                        state.flushed(f);
+                        loaded(m);
+                        ctx.stats.flushes.increment();
+                        flushTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                        return true;
+                    }
+                } finally {
+                    publishLock.unlock();
                 }
                 for (RunHandle h : written) {
                     deleteQuietly(h.ref.id());
@@ -235,6 +243,37 @@ final class RunMaintenance {
             done++;
         }
         return done;
+    }
+
+    /**
+     * Starts the due compactions as one background task, unless one runs already; flushes go on meanwhile (they
+     * only add level-0 runs, and each publish builds its manifest from the layers of the moment).
+     *
+     * @param done run when the task ends (whatever its outcome)
+     */
+    void compactInBackground(java.util.concurrent.Executor executor, Publisher publisher, Runnable done) {
+        if (compactionsStopped || !compactionDue() || !compacting.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            executor.execute(() -> {
+                try {
+                    compact(publisher);
+                } catch (RuntimeException e) {
+                    LOG.warn("log {}: compaction failed (retried after the next flush): {}", log, e.toString());
+                } finally {
+                    compacting.set(false);
+                    done.run();
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            compacting.set(false); // the lattice is closing
+        }
+    }
+
+    /** @return true while a compaction task runs */
+    boolean compacting() {
+        return compacting.get();
     }
 
     /** @return true when a compaction is due now */
@@ -329,32 +368,37 @@ final class RunMaintenance {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;
         }
-        List<RunHandle> ordered = new ArrayList<>();
-        boolean placed = false;
-        for (RunHandle r : l.runs()) {
-            if (in.contains(r)) {
-                continue;
+        publishLock.lock();
+        try {
+            List<RunHandle> ordered = new ArrayList<>();
+            boolean placed = false;
+            for (RunHandle r : state.layers.current().runs()) { // flushes may have added level-0 runs meanwhile
+                if (in.contains(r)) {
+                    continue;
+                }
+                if (!placed && r.ref.level() >= outLevel) {
+                    ordered.addAll(written);
+                    placed = true;
+                }
+                ordered.add(r);
             }
-            if (!placed && r.ref.level() >= outLevel) {
+            if (!placed) {
                 ordered.addAll(written);
-                placed = true;
             }
-            ordered.add(r);
-        }
-        if (!placed) {
-            ordered.addAll(written);
-        }
-        ordered = sortLevels(ordered);
-        List<Manifest.RunRef> refs = new ArrayList<>();
-        ordered.forEach(h -> refs.add(h.ref));
-        Manifest m = new Manifest(manifestThrough, manifestVersion, refs, manifestEngineState);
-        if (compactionsStopped || !publisher.publish(ManifestCodec.encode(m), manifestThrough)) {
-            for (RunHandle h : written) {
-                deleteQuietly(h.ref.id());
+            ordered = sortLevels(ordered);
+            List<Manifest.RunRef> refs = new ArrayList<>();
+            ordered.forEach(h -> refs.add(h.ref));
+            Manifest m = new Manifest(manifestThrough, manifestVersion, refs, manifestEngineState);
+            if (compactionsStopped || !publisher.publish(ManifestCodec.encode(m), manifestThrough)) {
+                for (RunHandle h : written) {
+                    deleteQuietly(h.ref.id());
+                }
+                return false;
             }
-            return false;
+            state.layers.compacted(inputs, written, ordered);
+        } finally {
+            publishLock.unlock();
         }
-        state.layers.compacted(inputs, written, ordered);
         sequence.incrementAndGet();
         compactionBytesRead.increment(readBytes);
         ctx.stats.compactions.increment();

@@ -128,6 +128,9 @@ class MoveTest {
             for (; written < 2_000; written++) {
                 t.put("k" + written, b("v" + written));
             }
+            // every log flushed and trimmed (flushes run in the background), so each move copies runs, a manifest
+            // and a log whose source is trimmed: every phase below has work to do
+            assertThat(((TreeImpl) t).flushNow(60_000)).isTrue();
             for (int i = 0; i < faults.size(); i++) {
                 FaultRule rule = faults.get(i);
                 int partition = i + 1; // a fresh log per fault, so every phase of its move runs
