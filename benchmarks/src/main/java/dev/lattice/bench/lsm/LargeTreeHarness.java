@@ -37,6 +37,7 @@ public final class LargeTreeHarness {
     /**
      * @param args see the class comment
      * @throws IllegalStateException if a child fails (lost data, exception, out of memory)
+     * @throws UncheckedIOException if the work directory cannot be created
      */
     public static void main(String[] args) {
         Map<String, String> o = new LinkedHashMap<>(Map.of("--records", "100000,1000000,2000000",
@@ -45,6 +46,11 @@ public final class LargeTreeHarness {
             o.put(args[i], args[i + 1]);
         }
         Path work = Path.of(o.get("--work"));
+        try {
+            Files.createDirectories(work);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + work, e);
+        }
         int value = Integer.parseInt(o.get("--value"));
         for (String rec : o.get("--records").split(",")) {
             for (String store : o.get("--stores").split(",")) {
