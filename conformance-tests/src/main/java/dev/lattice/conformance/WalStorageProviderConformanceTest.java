@@ -245,6 +245,14 @@ public abstract class WalStorageProviderConformanceTest {
         }
     }
 
+    /** Runs {@link DropContract}. */
+    @Nested
+    class Drop extends DropContract {
+        Drop() {
+            super(WalStorageProviderConformanceTest.this.fixture());
+        }
+    }
+
     /** Runs {@link FaultsContract}. */
     @Nested
     class Faults extends FaultsContract {

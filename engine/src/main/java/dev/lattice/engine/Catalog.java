@@ -15,7 +15,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The durable list of trees and their partition counts: the engine's own log {@code _catalog/0} on the provider.
+ * The durable list of trees: partition counts, placements, partition hash versions, creation times and drops; the
+ * engine's own log {@code _catalog/0} on the provider. Record formats: CREATE_TREE (format 1, hash version 1),
+ * CREATE_TREE_V2 (format 2, carries the hash version), SET_PLACEMENT, DROP_TREE (docs/engine.md, "Tree lifecycle").
  * Read without a claim; a writer claims it only for the moment it adds a tree, so several processes that share a
  * backend (each owning its own trees) do not fence each other out. Thread-safe (synchronized).
  */
@@ -25,7 +27,28 @@ final class Catalog {
 
     private final EngineContext ctx;
     private final Map<String, Placement> trees = new TreeMap<>();
+    private final Map<String, Meta> meta = new TreeMap<>();
+    private final Map<String, Dropped> dropped = new TreeMap<>();
     private long readThrough = -1;
+
+    /**
+     * What the catalog records of a tree besides its placement.
+     *
+     * @param hashVersion its partition hash version
+     * @param createdMillis wall-clock ms of the record that created it
+     */
+    record Meta(int hashVersion, long createdMillis) {
+    }
+
+    /**
+     * A dropped tree whose purge may not be finished.
+     *
+     * @param placement its last placement
+     * @param epoch the highest epoch the dropper claimed on its logs before recording the drop
+     * @param droppedMillis wall-clock ms of the drop record
+     */
+    record Dropped(Placement placement, long epoch, long droppedMillis) {
+    }
 
     Catalog(EngineContext ctx) {
         this.ctx = ctx;
@@ -44,32 +67,55 @@ final class Catalog {
                     throw new CorruptLogException(LOG, e.offset(), "not a catalog entry (kind " + d.kind() + ")");
                 }
                 for (WalRecord.Mutation m : d.mutations()) {
-                    if (m.op() == WalRecord.Mutation.CREATE_TREE) {
-                        List<String> keys;
-                        try {
-                            keys = m.placementOfCreateTree();
-                        } catch (RuntimeException bad) {
-                            throw new CorruptLogException(LOG, e.offset(), "tree record of '" + m.key()
-                                    + "' cannot be decoded: " + bad.getMessage(), bad);
-                        }
-                        trees.putIfAbsent(m.key(), new Placement(m.key(), 1, keys));
-                    } else if (m.op() == WalRecord.Mutation.SET_PLACEMENT) {
-                        Placement cur = trees.get(m.key());
-                        long version;
-                        List<String> keys;
-                        try {
-                            version = m.placementVersion();
-                            keys = m.placementOfCreateTree();
-                        } catch (RuntimeException bad) {
-                            throw new CorruptLogException(LOG, e.offset(), "placement record of '" + m.key()
-                                    + "' cannot be decoded: " + bad.getMessage(), bad);
-                        }
-                        if (cur != null && version == cur.version() + 1 && keys.size() == cur.keys().size()) {
-                            trees.put(m.key(), new Placement(m.key(), version, keys));
-                        }
-                    }
+                    apply(e.offset(), d.version(), m);
                 }
                 readThrough = e.offset();
+            }
+        }
+    }
+
+    private void apply(long offset, long millis, WalRecord.Mutation m) {
+        byte op = m.op();
+        if (op == WalRecord.Mutation.CREATE_TREE || op == WalRecord.Mutation.CREATE_TREE_V2) {
+            List<String> keys;
+            int hash;
+            try {
+                keys = m.placementOfCreateTree();
+                hash = PartitionHash.of(m.hashVersion()).version();
+            } catch (RuntimeException bad) {
+                throw new CorruptLogException(LOG, offset, "tree record of '" + m.key() + "' cannot be decoded: "
+                        + bad.getMessage(), bad);
+            }
+            if (trees.putIfAbsent(m.key(), new Placement(m.key(), 1, keys)) == null) {
+                meta.put(m.key(), new Meta(hash, millis));
+                dropped.remove(m.key());
+            }
+        } else if (op == WalRecord.Mutation.SET_PLACEMENT) {
+            Placement cur = trees.get(m.key());
+            long version;
+            List<String> keys;
+            try {
+                version = m.placementVersion();
+                keys = m.placementOfCreateTree();
+            } catch (RuntimeException bad) {
+                throw new CorruptLogException(LOG, offset, "placement record of '" + m.key()
+                        + "' cannot be decoded: " + bad.getMessage(), bad);
+            }
+            if (cur != null && version == cur.version() + 1 && keys.size() == cur.keys().size()) {
+                trees.put(m.key(), new Placement(m.key(), version, keys));
+            }
+        } else if (op == WalRecord.Mutation.DROP_TREE) {
+            long epoch;
+            try {
+                epoch = m.droppedEpoch();
+            } catch (RuntimeException bad) {
+                throw new CorruptLogException(LOG, offset, "drop record of '" + m.key() + "' cannot be decoded: "
+                        + bad.getMessage(), bad);
+            }
+            Placement cur = trees.remove(m.key());
+            meta.remove(m.key());
+            if (cur != null) {
+                dropped.put(m.key(), new Dropped(cur, epoch, millis));
             }
         }
     }
@@ -79,29 +125,100 @@ final class Catalog {
         return trees.get(tree);
     }
 
+    /** @return the partition hash and creation time of an existing tree, or null */
+    synchronized Meta meta(String tree) {
+        return meta.get(tree);
+    }
+
+    /** @return the drop record of a tree dropped and not created again, or null */
+    synchronized Dropped dropped(String tree) {
+        return dropped.get(tree);
+    }
+
+    /** @return every dropped tree not created again, by name */
+    synchronized Map<String, Dropped> allDropped() {
+        return new TreeMap<>(dropped);
+    }
+
     synchronized Map<String, Placement> all() {
         return new TreeMap<>(trees);
     }
 
     /**
      * Returns the stored placement, creating the tree with {@code partitions} partitions placed by the configured
-     * policy if it does not exist yet.
+     * policy and the latest partition hash if it does not exist yet.
      *
+     * @throws NoSuchTreeException if the tree was dropped (only {@link #create} makes the name live again)
      * @throws IllegalArgumentException if the policy returns a wrong number of keys or an unregistered key
      */
-    synchronized Placement ensure(String tree, int partitions) {
+    synchronized Placement ensure(String tree, int partitions, int hashVersion) {
         Placement known = trees.get(tree);
         if (known != null) {
             return known;
         }
-        WalStorageProvider p = ctx.provider;
-        Fence fence = ctx.bounded(LOG, "claim", () -> p.claim(LOG));
-        ctx.bounded(LOG, "reconcile", () -> p.reconcile(LOG, fence));
+        checkNotDropped(tree);
+        Fence fence = claim();
         refresh();
         known = trees.get(tree);
         if (known != null) {
             return known;
         }
+        checkNotDropped(tree);
+        return append(fence, tree, partitions, hashVersion);
+    }
+
+    /**
+     * Creates a tree that does not exist (also a dropped one, whose purge the caller finished).
+     *
+     * @return the new placement
+     * @throws IllegalStateException if the tree exists
+     */
+    synchronized Placement create(String tree, int partitions, int hashVersion) {
+        Fence fence = claim();
+        refresh();
+        if (trees.containsKey(tree)) {
+            throw new IllegalStateException("tree '" + tree + "' exists already");
+        }
+        return append(fence, tree, partitions, hashVersion);
+    }
+
+    /**
+     * Records a drop: claims the catalog, re-reads it and appends a DROP_TREE record for an existing tree. Returns
+     * the record (also when the tree was dropped before, so a repeated drop resumes its purge).
+     *
+     * @param epoch the highest epoch the caller claimed on the tree's logs
+     * @throws NoSuchTreeException if the tree neither exists nor was dropped
+     */
+    synchronized Dropped drop(String tree, long epoch) {
+        Fence fence = claim();
+        refresh();
+        if (!trees.containsKey(tree)) {
+            Dropped before = dropped.get(tree);
+            if (before == null) {
+                throw new NoSuchTreeException(tree, "tree '" + tree + "' does not exist");
+            }
+            return before;
+        }
+        append(fence, WalRecord.Mutation.dropTree(tree, epoch));
+        return dropped.get(tree);
+    }
+
+    private void checkNotDropped(String tree) {
+        Dropped d = dropped.get(tree);
+        if (d != null) {
+            throw new NoSuchTreeException(tree, "tree '" + tree + "' was dropped at "
+                    + java.time.Instant.ofEpochMilli(d.droppedMillis()) + "; Lattice.createTree creates it again");
+        }
+    }
+
+    private Fence claim() {
+        WalStorageProvider p = ctx.provider;
+        Fence fence = ctx.bounded(LOG, "claim", () -> p.claim(LOG));
+        ctx.bounded(LOG, "reconcile", () -> p.reconcile(LOG, fence));
+        return fence;
+    }
+
+    private Placement append(Fence fence, String tree, int partitions, int hashVersion) {
         List<String> registered = new java.util.ArrayList<>(ctx.providers.keySet());
         List<String> placed = ctx.config.placementPolicy.place(tree, partitions, registered);
         if (placed == null || placed.size() != partitions) {
@@ -114,7 +231,7 @@ final class Catalog {
                         + "', which is not registered; registered keys: " + registered);
             }
         }
-        append(fence, WalRecord.Mutation.createTree(tree, placed));
+        append(fence, WalRecord.Mutation.createTreeV2(tree, placed, hashVersion));
         return trees.get(tree);
     }
 
@@ -126,9 +243,7 @@ final class Catalog {
      * @throws IllegalStateException if the placement changed meanwhile (nothing written)
      */
     synchronized Placement setPlacement(String tree, long expectedVersion, List<String> keys) {
-        WalStorageProvider p = ctx.provider;
-        Fence fence = ctx.bounded(LOG, "claim", () -> p.claim(LOG));
-        ctx.bounded(LOG, "reconcile", () -> p.reconcile(LOG, fence));
+        Fence fence = claim();
         refresh();
         Placement cur = trees.get(tree);
         if (cur == null || cur.version() != expectedVersion) {

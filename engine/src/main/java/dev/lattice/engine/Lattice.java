@@ -40,6 +40,9 @@ public final class Lattice implements AutoCloseable {
     private final EngineContext ctx;
     private final Catalog catalog;
     private final LogMover mover;
+    private final TreePurge purge;
+    /** System.nanoTime() of the last catalog read made to notice drops by other processes in {@link #tree}. */
+    private volatile long dropCheckNanos = System.nanoTime();
     private final ConcurrentHashMap<String, CompletableFuture<TreeImpl>> trees = new ConcurrentHashMap<>();
     /** Per tree being opened or open: completes once its logs are replayed (before leftovers are resolved). */
     private final ConcurrentHashMap<String, CompletableFuture<Void>> replayed = new ConcurrentHashMap<>();
@@ -51,6 +54,7 @@ public final class Lattice implements AutoCloseable {
         this.ctx = ctx;
         this.catalog = new Catalog(ctx);
         this.mover = new LogMover(ctx, catalog);
+        this.purge = new TreePurge(ctx);
         ctx.atomics.bind(this);
         ctx.openTrees = this::openTrees;
         ctx.meters.gauge("lattice.block.cache.bytes", "bytes of decoded run blocks in the block cache", "bytes",
@@ -159,6 +163,7 @@ public final class Lattice implements AutoCloseable {
      * @param name the tree name ({@link LogId} rules; names starting with {@code _} are reserved)
      * @return the tree
      * @throws IllegalArgumentException if the name breaks the rules
+     * @throws NoSuchTreeException if the tree was dropped ({@link #createTree} creates it again)
      * @throws LatticeShuttingDownException if the lattice is closed
      * @throws dev.lattice.spi.CorruptLogException if a log entry or checkpoint is corrupt (names log and offset)
      * @throws dev.lattice.spi.WalStorageException if the provider fails while opening
@@ -175,19 +180,62 @@ public final class Lattice implements AutoCloseable {
      * @param partitions partitions for a new tree, 1..{@value LogId#MAX_PARTITION}+1
      * @return the tree
      * @throws IllegalArgumentException if the name or count is out of range
+     * @throws NoSuchTreeException if the tree was dropped ({@link #createTree} creates it again)
      * @throws LatticeShuttingDownException if the lattice is closed
      * @throws dev.lattice.spi.CorruptLogException if a log entry or checkpoint is corrupt
      * @throws dev.lattice.spi.WalStorageException if the provider fails while opening
      */
     public Tree tree(String name, int partitions) {
         LogId.validateTreeName(name);
-        if (name.startsWith("_")) {
-            throw new IllegalArgumentException("tree names starting with '_' are reserved for the engine: '" + name + "'");
-        }
         if (partitions < 1 || partitions > LogId.MAX_PARTITION + 1) {
             throw new IllegalArgumentException("partitions must be in 1.." + (LogId.MAX_PARTITION + 1) + ", got "
                     + partitions);
         }
+        return tree(name, TreeOptions.partitions(partitions));
+    }
+
+    /**
+     * The tree with this name, created with {@code options} (partition count, partition hash version) if it does not
+     * exist. An existing tree keeps what it was created with (a different partition count is logged as a warning).
+     *
+     * @param name the tree name ({@link LogId} rules; names starting with {@code _} are reserved)
+     * @param options partition count (0: the configured default) and hash version for a new tree
+     * @return the tree
+     * @throws IllegalArgumentException if the name breaks the rules
+     * @throws NoSuchTreeException if the tree was dropped (by this or, noticed within a second, another process);
+     *     {@link #createTree} creates it again
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.CorruptLogException if a log entry or checkpoint is corrupt
+     * @throws dev.lattice.spi.WalStorageException if the provider fails while opening
+     */
+    public Tree tree(String name, TreeOptions options) {
+        return open(name, options, false);
+    }
+
+    /**
+     * Creates a tree that does not exist, also one that was dropped (its purge is finished first, and its new logs'
+     * epochs are raised above the dropped ones', so a writer of the dropped tree that missed the drop cannot write
+     * into the new one), and opens it.
+     *
+     * @param name the tree name
+     * @param options partition count (0: the configured default) and hash version
+     * @return the new tree
+     * @throws IllegalStateException if the tree exists
+     * @throws IllegalArgumentException if the name breaks the rules
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if a provider fails (a failed purge leaves the name dropped)
+     */
+    public Tree createTree(String name, TreeOptions options) {
+        return open(name, options, true);
+    }
+
+    private Tree open(String name, TreeOptions options, boolean create) {
+        LogId.validateTreeName(name);
+        if (name.startsWith("_")) {
+            throw new IllegalArgumentException("tree names starting with '_' are reserved for the engine: '" + name + "'");
+        }
+        Objects.requireNonNull(options, "options");
+        int partitions = options.partitions() == 0 ? ctx.config.partitions : options.partitions();
         while (true) {
             checkOpen();
             CompletableFuture<TreeImpl> mine = new CompletableFuture<>();
@@ -196,7 +244,8 @@ public final class Lattice implements AutoCloseable {
                 CompletableFuture<Void> rep = new CompletableFuture<>();
                 replayed.put(name, rep);
                 try {
-                    Placement placement = catalog.ensure(name, partitions);
+                    Placement placement = create ? createInCatalog(name, partitions, options.hashVersion())
+                            : catalog.ensure(name, partitions, options.hashVersion());
                     int stored = placement.keys().size();
                     if (stored != partitions) {
                         LOG.warn("tree '{}' exists with {} partitions; keeping them (asked for {})", name, stored,
@@ -213,15 +262,177 @@ public final class Lattice implements AutoCloseable {
                     throw e;
                 }
             }
+            if (create) {
+                throw new IllegalStateException("tree '" + name + "' exists already");
+            }
             try {
-                return TreeImpl.await(existing);
+                TreeImpl t = TreeImpl.await(existing);
+                checkNotDroppedElsewhere(name, existing);
+                return t;
             } catch (RuntimeException e) {
                 if (trees.get(name) == existing) {
+                    throw e;
+                }
+                if (e instanceof NoSuchTreeException) {
                     throw e;
                 }
                 // the opener failed and removed its entry: try again ourselves
             }
         }
+    }
+
+    private Placement createInCatalog(String name, int partitions, int hashVersion) {
+        catalog.refresh();
+        if (catalog.placement(name) != null) {
+            throw new IllegalStateException("tree '" + name + "' exists already");
+        }
+        Catalog.Dropped d = catalog.dropped(name);
+        if (d != null) {
+            purge.purge(d.placement());
+        }
+        Placement placement = catalog.create(name, partitions, hashVersion);
+        if (d != null) {
+            purge.raiseEpochs(name, placement.keys(), d.epoch());
+        }
+        return placement;
+    }
+
+    /** At most once a second: re-reads the catalog so that a drop by another process stops this one's tree(). */
+    private void checkNotDroppedElsewhere(String name, CompletableFuture<TreeImpl> open) {
+        long now = System.nanoTime();
+        if (catalog.placement(name) != null && now - dropCheckNanos < 1_000_000_000L) {
+            return;
+        }
+        dropCheckNanos = now;
+        catalog.refresh();
+        if (catalog.placement(name) == null) {
+            evict(name, open);
+            throw new NoSuchTreeException(name, "tree '" + name + "' was dropped by another process");
+        }
+    }
+
+    /** Forgets an open tree of this process and stops its logs (their writes fail from now on). */
+    private void evict(String name, CompletableFuture<TreeImpl> open) {
+        if (open != null && trees.remove(name, open)) {
+            replayed.remove(name);
+            if (open.isDone() && !open.isCompletedExceptionally()) {
+                for (LogPipeline p : open.join().pipelines()) {
+                    p.beginClose();
+                }
+            }
+        }
+    }
+
+    /**
+     * Drops a tree: it stops opening at once ({@link NoSuchTreeException} from {@link #tree}, here at once and in
+     * other processes within a second; their open handles lose their logs to this call's claims), then its logs,
+     * runs and checkpoints are deleted on every registered provider that holds any (the placed ones and the copies
+     * moves left). The drop is recorded in the catalog before anything is deleted, so an interrupted purge is
+     * finished by calling {@code dropTree} again or {@link #purgeDropped}. Atomic writes still waiting on the tree
+     * fail. Open {@link Tree} handles of this process fail their later calls.
+     *
+     * @param name the tree's name
+     * @return the number of logs deleted
+     * @throws NoSuchTreeException if the tree neither exists nor was dropped before
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if a provider fails; when the drop was recorded, the tree stays
+     *     dropped and the purge can be resumed
+     */
+    public int dropTree(String name) {
+        LogId.validateTreeName(name);
+        checkOpen();
+        catalog.refresh();
+        Placement placement = catalog.placement(name);
+        Catalog.Dropped d = catalog.dropped(name);
+        if (placement == null && d == null) {
+            throw new NoSuchTreeException(name, "tree '" + name + "' does not exist");
+        }
+        evict(name, trees.get(name));
+        if (placement != null) {
+            long epoch = purge.fence(placement);
+            d = catalog.drop(name, epoch);
+        }
+        return purge.purge(d.placement());
+    }
+
+    /**
+     * Finishes the purge of every dropped tree (after an interrupted {@link #dropTree}); cheap when nothing is left.
+     *
+     * @return the number of logs deleted
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if a provider fails (run again)
+     */
+    public int purgeDropped() {
+        checkOpen();
+        catalog.refresh();
+        int n = 0;
+        for (Catalog.Dropped d : catalog.allDropped().values()) {
+            n += purge.purge(d.placement());
+        }
+        return n;
+    }
+
+    /**
+     * Whether a tree exists, from a fresh read of the catalog. Never creates or opens anything.
+     *
+     * @param name the tree's name
+     * @return true when the tree exists (false when it never did or was dropped)
+     * @throws IllegalArgumentException if the name breaks the {@link LogId} rules
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public boolean exists(String name) {
+        LogId.validateTreeName(name);
+        checkOpen();
+        catalog.refresh();
+        return catalog.placement(name) != null;
+    }
+
+    /**
+     * Every tree of the catalog with its partition count, hash version, creation time and placement.
+     *
+     * @return the trees, sorted by name
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public List<TreeInfo> treeInfos() {
+        checkOpen();
+        catalog.refresh();
+        List<TreeInfo> out = new ArrayList<>();
+        catalog.all().forEach((n, p) -> out.add(info(n, p)));
+        return out;
+    }
+
+    /**
+     * One tree's catalog entry.
+     *
+     * @param name the tree's name
+     * @return what the catalog knows of it
+     * @throws NoSuchTreeException if it does not exist
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public TreeInfo treeInfo(String name) {
+        LogId.validateTreeName(name);
+        checkOpen();
+        catalog.refresh();
+        Placement p = catalog.placement(name);
+        if (p == null) {
+            throw new NoSuchTreeException(name, "tree '" + name + "' does not exist");
+        }
+        return info(name, p);
+    }
+
+    private TreeInfo info(String name, Placement p) {
+        Catalog.Meta m = catalog.meta(name);
+        int hash = m == null ? 1 : m.hashVersion();
+        java.time.Instant created = m == null ? java.time.Instant.EPOCH : java.time.Instant.ofEpochMilli(m.createdMillis());
+        return new TreeInfo(name, p.keys().size(), hash, created, p);
+    }
+
+    /** The partition hash a tree was created with (the latest for a tree the catalog does not know yet). */
+    PartitionHash partitionHash(String name) {
+        Catalog.Meta m = catalog.meta(name);
+        return m == null ? PartitionHash.LATEST : PartitionHash.of(m.hashVersion());
     }
 
     /**

@@ -208,9 +208,19 @@ final class LogPipeline {
     void opened() {
         RunMaintenance r = lsm;
         if (r != null) {
-            ctx.maintenance.execute(() -> afterOpen(r));
+            // a moment later: the open's own provider calls (and whoever measures them) go first
+            ctx.timer.schedule(() -> {
+                try {
+                    ctx.maintenance.execute(() -> afterOpen(r));
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    LOG.debug("log {}: closed before its maintenance after the open", log);
+                }
+            }, AFTER_OPEN_DELAY_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
+
+    /** Delay between a tree's open and its logs' orphan collection, conversion and due compactions. */
+    static final long AFTER_OPEN_DELAY_MILLIS = 2_000;
 
     private void registerRunGauges() {
         ctx.meters.gauge("lattice.memtable.bytes", "estimated bytes of the partition's memtable", "bytes", tags,

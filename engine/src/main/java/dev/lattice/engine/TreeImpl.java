@@ -44,6 +44,7 @@ final class TreeImpl implements Tree {
     private volatile OwnershipLostException lost;
 
     private volatile Placement placement;
+    private final PartitionHash hash;
     private final ProviderHandle[] handles;
     private final ProviderHandle smallest;
 
@@ -52,6 +53,7 @@ final class TreeImpl implements Tree {
         this.lattice = lattice;
         this.name = placement.tree();
         this.placement = placement;
+        this.hash = lattice == null ? PartitionHash.LATEST : lattice.partitionHash(name);
         int partitions = placement.keys().size();
         this.pipelines = new LogPipeline[partitions];
         this.handles = new ProviderHandle[partitions];
@@ -352,19 +354,20 @@ final class TreeImpl implements Tree {
     // ------------------------------------------------------------------ routing and validation
 
     /**
-     * The partition of a key: a mix of {@link String#hashCode()} (whose formula the Java language fixes, so it is
-     * stable across JVMs and versions) modulo the partition count.
+     * The partition of a key in a tree created with the latest partition hash ({@link PartitionHash#LATEST}), for
+     * tests; a tree routes with its own stored hash ({@link #partitionOf(String)}).
      */
     static int partitionOf(String key, int partitions) {
-        int h = key.hashCode();
-        h ^= (h >>> 16);
-        h *= 0x9E3779B1;
-        h ^= (h >>> 15);
-        return Math.floorMod(h, partitions);
+        return PartitionHash.LATEST.partition(key, partitions);
+    }
+
+    /** The partition of a key in this tree, by the tree's stored partition hash. */
+    int partitionOf(String key) {
+        return hash.partition(key, pipelines.length);
     }
 
     private LogPipeline pipeline(String key) {
-        return pipelines[partitionOf(key, pipelines.length)];
+        return pipelines[partitionOf(key)];
     }
 
     /** Validates a key for writing; returns its UTF-8 bytes. */

@@ -132,6 +132,14 @@ final class WalRecord {
         static final byte TXN = 12;
         /** Idempotency key of an atomic write (in a decision): the key is the idempotency key, the value its key-set digest. */
         static final byte IDEM = 13;
+        /**
+         * Catalog, format 2 of a tree's creation: the key is the tree name, the value {@code u8 record format (1),
+         * u8 partition hash version}, then the encoding of {@link #createTree}. Older code refuses the op (it fails
+         * loudly instead of routing keys with the wrong hash).
+         */
+        static final byte CREATE_TREE_V2 = 14;
+        /** Catalog: a tree was dropped; the key is the tree name, the value {@code u8 record format (1), i64 epoch}. */
+        static final byte DROP_TREE = 15;
 
         static Mutation expect(String key, byte[] keyBytes, long expected) {
             return new Mutation(EXPECT, key, keyBytes, null, expected);
@@ -182,7 +190,7 @@ final class WalRecord {
 
         static boolean hasValue(byte op) {
             return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT || op == TXN
-                    || op == IDEM;
+                    || op == IDEM || op == CREATE_TREE_V2 || op == DROP_TREE;
         }
 
         static boolean hasExpected(byte op) {
@@ -207,7 +215,7 @@ final class WalRecord {
         static Mutation readFrom(ByteBuffer b) {
             byte op = b.get();
             if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != EXPECT && op != CREATE_TREE
-                    && op != SET_PLACEMENT && op != TXN && op != IDEM) {
+                    && op != SET_PLACEMENT && op != TXN && op != IDEM && op != CREATE_TREE_V2 && op != DROP_TREE) {
                 throw new IllegalArgumentException("unknown mutation op " + op);
             }
             long expected = hasExpected(op) ? b.getLong() : 0;
@@ -238,16 +246,54 @@ final class WalRecord {
             return new Mutation(SET_PLACEMENT, tree, tree.getBytes(StandardCharsets.UTF_8), v, 0);
         }
 
+        /**
+         * Catalog: a tree created with a partition hash version (format 2 of {@link #createTree}).
+         *
+         * @param hashVersion the {@link PartitionHash} version, 1..255
+         */
+        static Mutation createTreeV2(String tree, List<String> placement, int hashVersion) {
+            byte[] keys = createTree(tree, placement).value();
+            byte[] v = ByteBuffer.allocate(2 + keys.length).put((byte) 1).put((byte) hashVersion).put(keys).array();
+            return new Mutation(CREATE_TREE_V2, tree, tree.getBytes(StandardCharsets.UTF_8), v, 0);
+        }
+
+        /** Catalog: a tree was dropped after its logs were claimed up to {@code epoch}. */
+        static Mutation dropTree(String tree, long epoch) {
+            byte[] v = ByteBuffer.allocate(9).put((byte) 1).putLong(epoch).array();
+            return new Mutation(DROP_TREE, tree, tree.getBytes(StandardCharsets.UTF_8), v, 0);
+        }
+
+        /** @return the partition hash version a CREATE_TREE_V2 records (1 for CREATE_TREE) */
+        int hashVersion() {
+            if (op == CREATE_TREE) {
+                return 1;
+            }
+            if (value.length < 2 || value[0] != 1) {
+                throw new IllegalArgumentException("unknown tree record format " + (value.length == 0 ? -1 : value[0]));
+            }
+            return value[1] & 0xFF;
+        }
+
+        /** @return the epoch a DROP_TREE records */
+        long droppedEpoch() {
+            if (value.length != 9 || value[0] != 1) {
+                throw new IllegalArgumentException("unknown drop record format " + (value.length == 0 ? -1 : value[0]));
+            }
+            return ByteBuffer.wrap(value, 1, 8).getLong();
+        }
+
         /** @return the version a SET_PLACEMENT mutation records */
         long placementVersion() {
             return ByteBuffer.wrap(value).getLong();
         }
 
-        /** The placement a CREATE_TREE or SET_PLACEMENT mutation records. */
+        /** The placement a CREATE_TREE, CREATE_TREE_V2 or SET_PLACEMENT mutation records. */
         List<String> placementOfCreateTree() {
             ByteBuffer b = ByteBuffer.wrap(value);
             if (op == SET_PLACEMENT) {
                 b.position(8);
+            } else if (op == CREATE_TREE_V2) {
+                b.position(2);
             }
             int partitions = b.getInt();
             if (partitions < 1 || partitions > LogId.MAX_PARTITION + 1) {

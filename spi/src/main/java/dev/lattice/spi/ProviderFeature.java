@@ -29,5 +29,10 @@ public enum ProviderFeature {
      * {@link WalStorageProvider#runs()} returns a {@link RunStore}: the engine may keep a partition's data in runs
      * named by a manifest instead of whole checkpoints.
      */
-    RUNS
+    RUNS,
+    /**
+     * {@link WalStorageProvider#drop} deletes a log wholly (entries, staged batches, checkpoints, runs, epoch), so a
+     * dropped tree leaves nothing behind on the provider.
+     */
+    DROP
 }

@@ -253,6 +253,33 @@ public interface WalStorageProvider extends AutoCloseable {
     }
 
     /**
+     * Deletes a log wholly, for dropping a tree: its committed and staged entries, trim watermark, checkpoints, runs
+     * (when the provider declares {@link ProviderFeature#RUNS}) and epoch record, so that afterwards {@link #logs}
+     * and {@link #trees} no longer list it, {@link #state} reports {@link LogState#EMPTY}, {@link #read} is empty,
+     * {@link CheckpointStore#latest} is empty and {@code runs().list(log)} is empty. Other logs are untouched.
+     * Offered by providers that declare {@link ProviderFeature#DROP}.
+     *
+     * <p>Safe to interrupt and repeat: the record that makes the log listed (its epoch or head) is deleted last, so
+     * a drop cut short leaves a log that {@link #logs} still lists and that a new {@link #claim} plus {@code drop}
+     * finishes. Dropping a log that does not exist (never written, or already dropped) does nothing, whatever the
+     * fence's epoch. A dropped log's epochs are forgotten: a later {@link #claim} may start again from epoch 1, and
+     * a fence from before the drop is refused ({@link FencedException} or {@link IllegalArgumentException}) by every
+     * fenced call until a new claim reaches its epoch, so a stale writer cannot bring the log back. The engine
+     * therefore records the drop before dropping and never lets a writer of the old log come back (see
+     * {@code docs/engine.md}, tree lifecycle).
+     *
+     * @param log the log
+     * @param fence the caller's fence on {@code log}; must be current when the log exists
+     * @throws UnsupportedOperationException if the provider does not declare {@link ProviderFeature#DROP}
+     * @throws FencedException if the log exists and the fence is stale (nothing is deleted)
+     * @throws ProviderUnavailableException on a transient failure (part of the log may be gone; drop again)
+     * @throws WalStorageException on any other backend failure
+     */
+    default void drop(LogId log, Fence fence) {
+        throw new UnsupportedOperationException("provider '" + describe().name() + "' does not offer dropping a log");
+    }
+
+    /**
      * The store for this provider's runs (ARCHITECTURE.md 4.9), offered by providers that declare
      * {@link ProviderFeature#RUNS}.
      *

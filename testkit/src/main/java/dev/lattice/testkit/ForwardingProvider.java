@@ -111,6 +111,11 @@ public abstract class ForwardingProvider implements WalStorageProvider {
     }
 
     @Override
+    public void drop(LogId log, Fence fence) {
+        interceptVoid(SpiOperation.DROP, log, () -> delegate.drop(log, fence));
+    }
+
+    @Override
     public RepairReport repair(LogId log, Fence fence) {
         return intercept(SpiOperation.REPAIR, log, () -> delegate.repair(log, fence));
     }

@@ -47,18 +47,20 @@ public enum SpiOperation {
     /** {@link dev.lattice.spi.RunStore#delete}. */
     RUN_DELETE,
     /** {@link dev.lattice.spi.RunStore#list}. */
-    RUN_LIST;
+    RUN_LIST,
+    /** {@link dev.lattice.spi.WalStorageProvider#drop}. */
+    DROP;
 
     /**
      * Whether the call changes the log (so a lost response leaves its outcome unknown).
      *
      * @return true for claim, stage, commit, abort, trim, reconcile, checkpoint publish and delete, repair, run
-     *     write and delete
+     *     write and delete, drop
      */
     public boolean isWrite() {
         return switch (this) {
             case CLAIM, STAGE, COMMIT, ABORT, TRIM, RECONCILE, CHECKPOINT_PUBLISH, CHECKPOINT_DELETE_BEFORE, REPAIR,
-                 RUN_WRITE, RUN_DELETE -> true;
+                 RUN_WRITE, RUN_DELETE, DROP -> true;
             default -> false;
         };
     }

@@ -80,6 +80,7 @@ class ForwardingProviderTest {
         } catch (UnsupportedOperationException notOffered) {
             // the in-memory provider may not offer repair; the call still went through the interception point
         }
+        p.drop(log, p.claim(log));
         int before = p.seen.size();
         p.close();
         assertThat(p.seen).hasSize(before).as("close is local");
@@ -88,7 +89,8 @@ class ForwardingProviderTest {
                 "STAGE" + at, "ABORT" + at, "CHECK_FENCE" + at, "READ" + at, "STATE" + at, "TRIM" + at,
                 "CHECKPOINT_PUBLISH" + at, "CHECKPOINT_LATEST" + at, "CHECKPOINT_OPEN" + at,
                 "CHECKPOINT_DELETE_BEFORE" + at, "RUN_WRITE" + at, "RUN_READ" + at, "RUN_LIST" + at,
-                "RUN_DELETE" + at, "LOGS@null", "TREES@null", "REPAIR" + at);
+                "RUN_DELETE" + at, "LOGS@null", "TREES@null", "REPAIR" + at,
+                "CLAIM" + at, "DROP" + at);
         Set<SpiOperation> covered = EnumSet.noneOf(SpiOperation.class);
         for (String e : p.seen) {
             covered.add(SpiOperation.valueOf(e.substring(0, e.indexOf('@'))));

@@ -8,6 +8,7 @@ import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
+import dev.lattice.spi.RunStore;
 import dev.lattice.spi.StagedBatch;
 import dev.lattice.spi.WalStorageProvider;
 import dev.lattice.spi.memory.InMemoryStorage;
@@ -93,6 +94,11 @@ public final class ExampleWalProvider implements WalStorageProvider {
     }
 
     @Override
+    public RunStore runs() {
+        return delegate.runs();
+    }
+
+    @Override
     public List<LogId> logs(String tree) {
         return delegate.logs(tree);
     }
@@ -100,6 +106,11 @@ public final class ExampleWalProvider implements WalStorageProvider {
     @Override
     public List<String> trees() {
         return delegate.trees();
+    }
+
+    @Override
+    public void drop(LogId log, Fence fence) {
+        delegate.drop(log, fence);
     }
 
     @Override

@@ -87,6 +87,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
     private final Reconciler reconciler;
     private final DynamoDbCheckpointStore checkpoints;
     private final DynamoDbRunStore runs;
+    private final LogDrop drops;
 
     private DynamoDbWalStorageProvider(DynamoDbClient client, boolean owned, DynamoDbSettings settings) {
         this.settings = settings;
@@ -96,8 +97,9 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         this.ownedClient = owned ? client : null;
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                        ProviderFeature.RUNS));
+                        ProviderFeature.RUNS, ProviderFeature.DROP));
         this.claims = new Claims(heads);
+
         this.staging = new Staging(heads);
         this.commits = new Commits(heads, staging);
         this.reads = new Reads(heads);
@@ -105,6 +107,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         this.checkpoints = new DynamoDbCheckpointStore(heads);
         this.reconciler = new Reconciler(heads, checkpoints);
         this.runs = new DynamoDbRunStore(heads);
+        this.drops = new LogDrop(heads, runs);
     }
 
     /**
@@ -240,6 +243,17 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
     @Override
     public ReconcileResult reconcile(LogId log, Fence fence) {
         return reconciler.reconcile(log, fence);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Deletes runs, checkpoint chunks, batch chunks, then the head, then the log's registration ({@link LogDrop},
+     * docs/providers/dynamodb.md, Protocol: drop).
+     */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        drops.drop(log, fence);
     }
 
     @Override

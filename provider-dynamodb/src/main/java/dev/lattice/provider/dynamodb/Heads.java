@@ -76,6 +76,15 @@ final class Heads {
     }
 
     /**
+     * Forgets a dropped log's slot (its cached head and staged batches), so the next call starts from the table.
+     *
+     * @param log the log
+     */
+    void forget(LogId log) {
+        slots.remove(log);
+    }
+
+    /**
      * @param slot the log's slot
      * @return the key of the log's head item
      */

@@ -70,7 +70,8 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         this.logsDir = rootLock.root().resolve(LOGS_DIR);
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                        ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS));
+                        ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS,
+                        ProviderFeature.DROP));
         this.runs = new ChronicleRunStore(this::withLog, () -> closed, logsDir, config.durability());
     }
 
@@ -99,6 +100,12 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         RootLock lock = RootLock.acquire(config.root());
         try {
             ChronicleConfig effective = checkFormat(lock.root(), config);
+            try {
+                LogDrop.deleteLeftovers(lock.root());
+            } catch (IOException e) {
+                throw new WalStorageException(null, "cannot delete the files of dropped logs under "
+                        + lock.root().resolve(LogDrop.DROPPED_DIR), e);
+            }
             return new ChronicleWalStorageProvider(effective, lock);
         } catch (RuntimeException | Error e) {
             lock.close();
@@ -143,6 +150,12 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         Objects.requireNonNull(log, "log");
         LogStore s = logs.computeIfAbsent(log, id -> new LogStore(id, logsDir, config));
         s.lock.lock();
+        while (s.isClosed() && !closed) {
+            // the log was dropped while this call waited for its lock: work on its successor
+            s.lock.unlock();
+            s = logs.computeIfAbsent(log, id -> new LogStore(id, logsDir, config));
+            s.lock.lock();
+        }
         try {
             SpiChecks.open(closed || s.isClosed(), NAME);
             try {
@@ -238,6 +251,28 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.repair(fence));
+    }
+
+    /**
+     * Drops the log (docs/providers/chronicle.md "Drop"): closes its queue, renames its directory (queue, epoch,
+     * trim and tail records, checkpoints, runs) out of {@code logs} in one atomic step, then deletes the files.
+     *
+     * @throws dev.lattice.spi.FencedException if the log exists and the fence is stale
+     * @throws WalStorageException if the directory cannot be moved (nothing changed) or deleted (the log is gone)
+     */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        withLog(log, s -> {
+            if (!Files.isDirectory(s.dir())) {
+                return null;
+            }
+            s.checkFence(fence);
+            s.close();
+            logs.remove(log, s);
+            LogDrop.drop(log, rootLock.root(), s.dir());
+            return null;
+        });
     }
 
     /**

@@ -108,7 +108,7 @@ class ChronicleProviderTest {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);
             assertThat(p.describe().features()).containsExactlyInAnyOrder(ProviderFeature.DEFERRED_STAGE,
                     ProviderFeature.PERSISTENT, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.REPAIR,
-                    ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS);
+                    ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS, ProviderFeature.DROP);
         }
         try (WalStorageProvider p = open("durability=process")) {
             assertThat(p.describe().durability()).isEqualTo(DurabilityLevel.PROCESS_CRASH);

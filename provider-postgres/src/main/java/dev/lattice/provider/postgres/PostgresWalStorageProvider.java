@@ -102,7 +102,7 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         this.descriptor = new ProviderDescriptor(NAME, VERSION, limits, durability,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
                         ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                        ProviderFeature.RUNS), REPLAY_COST);
+                        ProviderFeature.RUNS, ProviderFeature.DROP), REPLAY_COST);
     }
 
     /**
@@ -262,6 +262,14 @@ public final class PostgresWalStorageProvider implements WalStorageProvider {
         SpiChecks.logAndFence(log, fence);
         calls.checkOpen();
         return trims.reconcile(log, fence);
+    }
+
+    /** Deletes the log's rows (runs, batches, checkpoints, then the head) in one transaction. */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        calls.checkOpen();
+        trims.drop(log, fence);
     }
 
     @Override

@@ -53,6 +53,10 @@ final class Sql {
     final String readChunk;
     final String deleteBefore;
     final String headCheckpointForUpdate;
+    /** Drop: the statements deleting a log's runs (bind {@code tree}, {@code part}). */
+    final List<String> dropRuns;
+    /** Drop: the statements deleting a log's other rows, head last (bind {@code logId}). */
+    final List<String> dropLog;
 
     Sql(String schemaName) {
         this.schema = schemaName;
@@ -234,6 +238,16 @@ final class Sql {
         readChunk = "SELECT crc, data FROM " + s + "checkpoint_chunk WHERE checkpoint_id = :id AND seq = :seq";
         headCheckpointForUpdate = "SELECT log_id, checkpoint_id FROM " + s + "log_head"
                 + " WHERE tree = :tree AND part = :part FOR UPDATE";
+        dropRuns = List.of(
+                "DELETE FROM " + s + "lattice_run_chunk WHERE tree = :tree AND part = :part",
+                "DELETE FROM " + s + "lattice_runs WHERE tree = :tree AND part = :part");
+        dropLog = List.of(
+                "DELETE FROM " + s + "log_batch WHERE log_id = :logId",
+                "UPDATE " + s + "log_head SET checkpoint_id = NULL WHERE log_id = :logId",
+                "DELETE FROM " + s + "checkpoint_chunk WHERE checkpoint_id IN (SELECT checkpoint_id FROM " + s
+                        + "checkpoint WHERE log_id = :logId)",
+                "DELETE FROM " + s + "checkpoint WHERE log_id = :logId",
+                "DELETE FROM " + s + "log_head WHERE log_id = :logId");
         deleteBefore = "DELETE FROM " + s + "checkpoint WHERE log_id = :logId AND through_offset < :before"
                 + " AND checkpoint_id <> coalesce(CAST(:keep AS bigint), -1) RETURNING checkpoint_id, size_bytes";
     }

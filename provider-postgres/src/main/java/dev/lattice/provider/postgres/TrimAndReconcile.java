@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentMap;
  * Trim and reconcile part of the protocol (see docs/providers/postgres.md, "Trim" and "Reconcile"): trim deletes
  * batch rows at or below the new watermark and cuts the batch straddling it, in one transaction under the head's
  * row lock; reconcile removes rows outside {@code watermark < offset <= tail} and drops this instance's staged
- * batches.
+ * batches; drop deletes every row of a log (runs, batches, checkpoints, head last) in one transaction.
  *
  * <p>Thread-safe.
  */
@@ -128,5 +128,30 @@ final class TrimAndReconcile {
         slot.observe(r.head());
         int rolledBack = slot.clearStaged();
         return new ReconcileResult(r.head().tail(), rolledBack, 0, r.removed());
+    }
+
+    /**
+     * Drops a log wholly in one transaction under the head's row lock (arguments already validated); see
+     * {@link dev.lattice.spi.WalStorageProvider#drop}. A log without a head row only loses stray run rows.
+     *
+     * @param log the log
+     * @param fence the fence
+     * @throws FencedException if the fence is stale
+     */
+    void drop(LogId log, Fence fence) {
+        calls.tx(log, "drop", h -> {
+            Optional<Head> found = Head.select(h, sql.headForUpdate, log);
+            if (found.isPresent()) {
+                long logId = Head.checkFence(log, fence, found).logId();
+                for (String statement : sql.dropLog) {
+                    h.createUpdate(statement).bind("logId", logId).execute();
+                }
+            }
+            for (String statement : sql.dropRuns) {
+                h.createUpdate(statement).bind("tree", log.tree()).bind("part", log.partition()).execute();
+            }
+            return null;
+        });
+        slots.remove(log);
     }
 }

@@ -17,6 +17,8 @@ final class InMemoryLog {
     }
 
     long epoch;
+    /** The epoch at the last drop: fences up to it belong to the dropped log and are stale. */
+    long droppedAtEpoch;
     long tail = -1;
     long trimWatermark = -1;
     long retainedBytes;
@@ -26,7 +28,20 @@ final class InMemoryLog {
     final TreeMap<String, byte[]> runs = new TreeMap<>();
     final TreeMap<Long, Checkpoint> checkpoints = new TreeMap<>();
 
+    /** Forgets everything of the log but its epoch, which later claims continue above. */
+    void drop() {
+        droppedAtEpoch = epoch;
+        tail = -1;
+        trimWatermark = -1;
+        retainedBytes = 0;
+        entries.clear();
+        committedBatches.clear();
+        staged.clear();
+        runs.clear();
+        checkpoints.clear();
+    }
+
     boolean exists() {
-        return epoch > 0 || tail >= 0 || !staged.isEmpty() || !checkpoints.isEmpty() || !runs.isEmpty();
+        return epoch > droppedAtEpoch || tail >= 0 || !staged.isEmpty() || !checkpoints.isEmpty() || !runs.isEmpty();
     }
 }

@@ -78,7 +78,8 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         this.storage = Objects.requireNonNull(storage, "storage");
         this.descriptor = new ProviderDescriptor(NAME, "1", Objects.requireNonNull(limits, "limits"),
                 DurabilityLevel.MEMORY, Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES,
-                        ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS));
+                        ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS,
+                        ProviderFeature.DROP));
         this.runs = new InMemoryRunStore(this::log);
     }
 
@@ -104,7 +105,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
     }
 
     private static void checkEpoch(LogId id, InMemoryLog l, Fence fence) {
-        if (fence.epoch() < l.epoch) {
+        if (fence.epoch() < l.epoch || fence.epoch() <= l.droppedAtEpoch) {
             throw new FencedException(id, fence.epoch(), l.epoch);
         }
         if (fence.epoch() > l.epoch) {
@@ -250,6 +251,20 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             int rolledBack = l.staged.size();
             l.staged.clear();
             return new ReconcileResult(l.tail, rolledBack, 0, 0);
+        }
+    }
+
+    /** Deletes the log wholly; its epoch counter survives, so fences of the dropped log stay stale. */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        InMemoryLog l = log(log);
+        synchronized (l) {
+            if (!l.exists()) {
+                return;
+            }
+            checkEpoch(log, l, fence);
+            l.drop();
         }
     }
 

@@ -78,7 +78,7 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.CONCURRENT_STAGE,
                         ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT, ProviderFeature.REPAIR,
-                        ProviderFeature.RUNS),
+                        ProviderFeature.RUNS, ProviderFeature.DROP),
                 config.replayCostModel());
     }
 
@@ -225,6 +225,37 @@ public final class AzureBlobWalStorageProvider implements WalStorageProvider, Ch
     public RunStore runs() {
         ctx.checkOpen();
         return runStore;
+    }
+
+    /**
+     * Drops the log (docs/providers/azure-blob.md, "Drop"): under the log's lock, checks the fence against a fresh
+     * manifest, deletes every other blob under the log's directory (segments, checkpoints, runs), then the manifest
+     * last, so a drop cut short leaves a log that is still listed and that the next claim plus drop finishes.
+     *
+     * @throws dev.lattice.spi.FencedException if the manifest shows a newer epoch (nothing deleted)
+     */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        LogSlot h = ctx.slot(log);
+        h.lock.lock();
+        try {
+            LogSlot.Snap s = h.fresh();
+            if (s.m() != null) {
+                LogSlot.checkFence(log, fence, s.epoch());
+            }
+            for (BlobGateway.Listed b : ctx.blobs.list(log, h.dir + "/")) {
+                if (!b.name().equals(h.manifestName)) {
+                    ctx.blobs.delete(log, b.name());
+                }
+            }
+            if (s.m() != null) {
+                ctx.blobs.delete(log, h.manifestName);
+            }
+            ctx.forget(log);
+        } finally {
+            h.lock.unlock();
+        }
     }
 
     @Override

@@ -46,6 +46,11 @@ final class BlobContext {
         return slots.computeIfAbsent(log, id -> new LogSlot(this, id));
     }
 
+    /** Forgets a dropped log's slot (its cached manifest), so the next call reads the container afresh. */
+    void forget(LogId log) {
+        slots.remove(log);
+    }
+
     void checkOpen() {
         SpiChecks.open(closed, AzureBlobWalStorageProvider.NAME);
     }

@@ -212,7 +212,7 @@ class FactoryTest {
         assertThat(d.durability()).isEqualTo(DurabilityLevel.REPLICATED);
         assertThat(d.features()).containsExactlyInAnyOrder(ProviderFeature.DEFERRED_STAGE,
                 ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
-                ProviderFeature.REPAIR, ProviderFeature.RUNS);
+                ProviderFeature.REPAIR, ProviderFeature.RUNS, ProviderFeature.DROP);
         // 4 MiB block - 8 (block header) - 48 (frame header and CRC) - 4 x 10,000 entries
         assertThat(d.limits().maxBatchBytes()).isEqualTo((4 << 20) - 8 - 48 - 40_000);
         assertThat(d.limits().maxEntryBytes()).isEqualTo((4 << 20) - 8 - 48 - 40_000);

@@ -216,9 +216,31 @@ public final class ReplayBench {
                             AzureBlobStats.Snapshot total, long httpRequests) {
     }
 
+    /** Waits until no HTTP request was made for 3 s (at most 60 s), so the next open is measured alone. */
+    private static void awaitQuiet(RequestLedger ledger) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        long last = ledger.requests.sum();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline
+                && System.nanoTime() - quietSince < java.util.concurrent.TimeUnit.SECONDS.toNanos(3)) {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long now = ledger.requests.sum();
+            if (now != last) {
+                last = now;
+                quietSince = System.nanoTime();
+            }
+        }
+    }
+
     private static Measured measureOpen(BlobServiceClient client, AzureBlobConfig config, Scenario s,
                                         RequestLedger ledger, List<Lattice> toClose, byte[] value) {
         AzureBlobWalStorageProvider p = AzureBlobWalStorageProvider.open(client, config);
+        awaitQuiet(ledger); // lattices opened before run their maintenance a moment after their open
         long http0 = ledger.requests.sum();
         AzureBlobStats.Snapshot s0 = p.stats().snapshot();
         long t0 = System.nanoTime();

@@ -67,6 +67,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
     private final TrimAndReconcile trimAndReconcile;
     private final CheckpointStore checkpoints;
     private final RunStore runs;
+    private final TablesLogDrop drops;
     private volatile boolean closed;
 
     /**
@@ -107,8 +108,10 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         this.checkpoints = new TablesCheckpointStore(calls, layout, this::ensureOpen);
         this.runs = new TablesRunStore(calls, layout, TablesCheckpointStore.rowsPerTransaction(layout),
                 this::ensureOpen);
+        this.drops = new TablesLogDrop(calls);
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
-                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS));
+                Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS,
+                        ProviderFeature.DROP));
         if (createTable) {
             try {
                 table.createTableIfNotExists();
@@ -141,7 +144,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
 
     /**
      * Name {@value #NAME}, version 1, {@link #LIMITS}, {@link DurabilityLevel#REPLICATED}, features
-     * {@link ProviderFeature#CONCURRENT_STAGE}, {@link ProviderFeature#PERSISTENT} and {@link ProviderFeature#RUNS}
+     * {@link ProviderFeature#CONCURRENT_STAGE}, {@link ProviderFeature#PERSISTENT}, {@link ProviderFeature#RUNS} and DROP
      * (physical bytes are not tracked: {@link LogState#physicalBytes()} is -1 for a log that exists).
      *
      * @return the descriptor, constant
@@ -262,6 +265,23 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         SpiChecks.logAndFence(log, fence);
         ensureOpen();
         return trimAndReconcile.reconcile(log, fence);
+    }
+
+    /**
+     * Deletes the log's run partitions, checkpoint partitions and log rows, the head row last (see
+     * {@link TablesLogDrop}), then forgets cached batches.
+     *
+     * @see WalStorageProvider#drop(LogId, Fence)
+     */
+    @Override
+    public void drop(LogId log, Fence fence) {
+        SpiChecks.logAndFence(log, fence);
+        ensureOpen();
+        try {
+            drops.drop(log, fence);
+        } finally {
+            reads.clearCache();
+        }
     }
 
     /**
