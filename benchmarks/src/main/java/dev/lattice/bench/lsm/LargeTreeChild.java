@@ -1,0 +1,377 @@
+package dev.lattice.bench.lsm;
+
+import dev.lattice.bench.peer.DirectHarness;
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeConfig;
+import dev.lattice.engine.LatticeStats;
+import dev.lattice.engine.MemoryBudgetExceededException;
+import dev.lattice.engine.Tree;
+import io.micrometer.core.instrument.Measurement;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Statistic;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Statistics;
+import org.rocksdb.TickerType;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Child JVM of {@link LargeTreeHarness} (not part of the product). Arguments:
+ * {@code lattice|rocksdb load|open DIR N VALUE_BYTES}. {@code load} writes records {@code 0..N-1} in batches of 1,000
+ * at page-cache durability, reads back 2,000 samples and counts every record, prints {@code LOADED} and waits to be
+ * killed with SIGKILL. {@code open} opens a small warm-up store, then times the open of {@code DIR} until the first
+ * get is served, checks samples and the count, waits until background flushes and compactions stop, prints
+ * {@code SETTLED}, closes and prints {@code CLOSED}. Every measurement is a line {@code M name value}. Exit code 0, or
+ * 1 with the failure on standard error (lost or wrong records are failures).
+ */
+public final class LargeTreeChild {
+
+    private static final String TREE = "big";
+    private static final int SAMPLES = 2_000;
+
+    private LargeTreeChild() {
+    }
+
+    /**
+     * @param args see the class comment
+     */
+    public static void main(String[] args) {
+        try {
+            boolean rocks = args[0].equals("rocksdb");
+            boolean load = args[1].equals("load");
+            Path dir = Path.of(args[2]);
+            int n = Integer.parseInt(args[3]);
+            int valueBytes = Integer.parseInt(args[4]);
+            if (rocks) {
+                RocksDB.loadLibrary();
+                if (load) {
+                    rocksLoad(dir, n, valueBytes);
+                } else {
+                    rocksOpen(dir, n, valueBytes);
+                }
+            } else if (load) {
+                latticeLoad(dir, n, valueBytes);
+            } else {
+                latticeOpen(dir, n, valueBytes);
+            }
+            System.out.flush();
+            System.exit(0);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    /**
+     * @param i record number
+     * @param size value bytes
+     * @return the value of record {@code i}: pseudo-random (incompressible) bytes seeded by {@code i}
+     */
+    static byte[] value(int i, int size) {
+        byte[] v = new byte[size];
+        new SplittableRandom(i * 0x9E3779B97F4A7C15L).nextBytes(v);
+        return v;
+    }
+
+    private static void m(String name, Object value) {
+        System.out.println("M " + name + " " + value);
+        System.out.flush();
+    }
+
+    private static Lattice openLattice(Path dir, SimpleMeterRegistry reg) {
+        return Lattice.open(LatticeConfig.builder().uri("chronicle:" + dir.toAbsolutePath() + "?durability=process")
+                .meterRegistry(reg).build());
+    }
+
+    private static void latticeLoad(Path dir, int n, int valueBytes) throws Exception {
+        SimpleMeterRegistry reg = new SimpleMeterRegistry();
+        Lattice l = openLattice(dir, reg);
+        Tree t = l.tree(TREE);
+        long t0 = System.nanoTime();
+        Map<String, byte[]> batch = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            batch.put(DirectHarness.key(i), value(i, valueBytes));
+            if (batch.size() == 1000 || i == n - 1) {
+                putAll(t, batch);
+                batch = new LinkedHashMap<>();
+            }
+            if (i % 200_000 == 0) {
+                System.out.println("progress " + i + " " + (System.nanoTime() - t0) / 1_000_000 + " ms " + l.stats());
+            }
+        }
+        m("loadMs", (System.nanoTime() - t0) / 1_000_000);
+        m("refusedBatches", refused);
+        m("refusedWaitMs", refusedNanos / 1_000_000);
+        latticeStats(l, reg, "load");
+        long t1 = System.nanoTime();
+        check(t::get, t::count, n, valueBytes);
+        m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        latticeStats(l, reg, "loadChecked");
+        ioBytes("load");
+        System.out.println("LOADED " + n);
+        System.out.flush();
+        sleepForever();
+    }
+
+    private static void latticeOpen(Path dir, int n, int valueBytes) throws Exception {
+        Path warm = dir.resolveSibling(dir.getFileName() + "-warm");
+        try (Lattice w = openLattice(warm, new SimpleMeterRegistry())) {
+            w.tree(TREE).put("warm", new byte[1]);
+            w.tree(TREE).get("warm");
+        }
+        LargeTreeHarness.delete(warm);
+        ioBytes("beforeOpen");
+        SimpleMeterRegistry reg = new SimpleMeterRegistry();
+        long t0 = System.nanoTime();
+        Lattice l = openLattice(dir, reg);
+        Tree t = l.tree(TREE);
+        t.get(DirectHarness.key(0));
+        m("openMs", (System.nanoTime() - t0) / 1e6);
+        latticeStats(l, reg, "open");
+        ioBytes("open");
+        long t1 = System.nanoTime();
+        check(t::get, t::count, n, valueBytes);
+        m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        long t2 = System.nanoTime();
+        long last = -1;
+        long stableSince = System.nanoTime();
+        while (System.nanoTime() - t2 < 300_000_000_000L) {
+            LatticeStats s = l.stats();
+            long now = s.flushes() * 1_000_003L + s.compactions();
+            if (now != last) {
+                last = now;
+                stableSince = System.nanoTime();
+            } else if (System.nanoTime() - stableSince > 20_000_000_000L) {
+                break;
+            }
+            Thread.sleep(1000);
+        }
+        m("settleMs", (System.nanoTime() - t2) / 1_000_000);
+        latticeStats(l, reg, "settled");
+        ioBytes("settled");
+        System.out.println("SETTLED");
+        System.out.flush();
+        Thread.sleep(3000); // the parent measures the directory
+        l.close();
+        System.out.println("CLOSED");
+    }
+
+    private static long refused;
+    private static long refusedNanos;
+
+    /**
+     * {@code Tree.putAll} refuses a batch with {@link MemoryBudgetExceededException} when the memtables are full
+     * instead of waiting for flushes as single puts do (engine behaviour at the time of writing); nothing of a refused
+     * batch is written, so it is retried after 5 ms, and the refusals and the time spent are reported.
+     */
+    private static void putAll(Tree t, Map<String, byte[]> batch) {
+        long t0 = 0;
+        while (true) {
+            try {
+                t.putAll(batch);
+                if (t0 != 0) {
+                    refusedNanos += System.nanoTime() - t0;
+                }
+                return;
+            } catch (MemoryBudgetExceededException e) {
+                if (t0 == 0) {
+                    t0 = System.nanoTime();
+                    if (refused == 0) {
+                        System.out.println("first refusal: " + e);
+                    }
+                } else if (System.nanoTime() - t0 > 120_000_000_000L) {
+                    throw e;
+                }
+                refused++;
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            }
+        }
+    }
+
+    private static void latticeStats(Lattice l, SimpleMeterRegistry reg, String phase) {
+        LatticeStats s = l.stats();
+        m(phase + ".stats", s);
+        m(phase + ".bytesCommitted", s.bytesCommitted());
+        m(phase + ".runBytesWritten", s.runBytesWritten());
+        m(phase + ".compactionBytesRead", s.compactionBytesRead());
+        m(phase + ".flushes", s.flushes());
+        m(phase + ".compactions", s.compactions());
+        m(phase + ".replayEntries", s.replayEntries());
+        m(phase + ".replayBytes", s.replayBytes());
+        m(phase + ".replayCheckpointBytes", s.replayCheckpointBytes());
+        double stall = 0;
+        long stalls = 0;
+        for (Meter meter : reg.getMeters()) {
+            if (meter.getId().getName().equals("lattice.write.stall.seconds")) {
+                for (Measurement x : meter.measure()) {
+                    if (x.getStatistic() == Statistic.TOTAL_TIME || x.getStatistic() == Statistic.VALUE) {
+                        stall += x.getValue();
+                    } else if (x.getStatistic() == Statistic.COUNT) {
+                        stalls += (long) x.getValue();
+                    }
+                }
+            }
+        }
+        m(phase + ".stallSeconds", stall);
+        m(phase + ".stallCount", stalls);
+    }
+
+    private static Options rocksOptions(Statistics st) {
+        return new Options().setCreateIfMissing(true).setStatistics(st);
+    }
+
+    private static void rocksLoad(Path dir, int n, int valueBytes) throws Exception {
+        Files.createDirectories(dir);
+        Statistics st = new Statistics();
+        RocksDB db = RocksDB.open(rocksOptions(st), dir.toString());
+        WriteOptions wo = new WriteOptions().setSync(false);
+        long t0 = System.nanoTime();
+        WriteBatch b = new WriteBatch();
+        for (int i = 0; i < n; i++) {
+            b.put(DirectHarness.key(i).getBytes(StandardCharsets.UTF_8), value(i, valueBytes));
+            if (b.count() == 1000 || i == n - 1) {
+                db.write(wo, b);
+                b.close();
+                b = new WriteBatch();
+            }
+        }
+        m("loadMs", (System.nanoTime() - t0) / 1_000_000);
+        rocksStats(db, st, "load");
+        long t1 = System.nanoTime();
+        check(k -> java.util.Optional.ofNullable(db.get(k.getBytes(StandardCharsets.UTF_8))), () -> rocksCount(db),
+                n, valueBytes);
+        m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        rocksStats(db, st, "loadChecked");
+        ioBytes("load");
+        System.out.println("LOADED " + n);
+        System.out.flush();
+        sleepForever();
+    }
+
+    private static void rocksOpen(Path dir, int n, int valueBytes) throws Exception {
+        Path warm = dir.resolveSibling(dir.getFileName() + "-warm");
+        Files.createDirectories(warm);
+        try (Options o = new Options().setCreateIfMissing(true); RocksDB w = RocksDB.open(o, warm.toString())) {
+            w.put("warm".getBytes(StandardCharsets.UTF_8), new byte[1]);
+            w.get("warm".getBytes(StandardCharsets.UTF_8));
+        }
+        LargeTreeHarness.delete(warm);
+        ioBytes("beforeOpen");
+        Statistics st = new Statistics();
+        long t0 = System.nanoTime();
+        RocksDB db = RocksDB.open(rocksOptions(st), dir.toString());
+        db.get(DirectHarness.key(0).getBytes(StandardCharsets.UTF_8));
+        m("openMs", (System.nanoTime() - t0) / 1e6);
+        rocksStats(db, st, "open");
+        ioBytes("open");
+        long t1 = System.nanoTime();
+        check(k -> java.util.Optional.ofNullable(db.get(k.getBytes(StandardCharsets.UTF_8))), () -> rocksCount(db),
+                n, valueBytes);
+        m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        long t2 = System.nanoTime();
+        long stableSince = System.nanoTime();
+        while (System.nanoTime() - t2 < 300_000_000_000L) {
+            boolean busy = db.getLongProperty("rocksdb.num-running-compactions") > 0
+                    || db.getLongProperty("rocksdb.compaction-pending") > 0
+                    || db.getLongProperty("rocksdb.num-running-flushes") > 0;
+            if (busy) {
+                stableSince = System.nanoTime();
+            } else if (System.nanoTime() - stableSince > 5_000_000_000L) {
+                break;
+            }
+            Thread.sleep(500);
+        }
+        m("settleMs", (System.nanoTime() - t2) / 1_000_000);
+        rocksStats(db, st, "settled");
+        ioBytes("settled");
+        System.out.println("SETTLED");
+        System.out.flush();
+        Thread.sleep(3000);
+        db.close();
+        System.out.println("CLOSED");
+    }
+
+    private static long rocksCount(RocksDB db) {
+        long c = 0;
+        try (RocksIterator it = db.newIterator()) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                c++;
+            }
+        }
+        return c;
+    }
+
+    private static void rocksStats(RocksDB db, Statistics st, String phase) throws Exception {
+        m(phase + ".walBytes", st.getTickerCount(TickerType.WAL_FILE_BYTES));
+        m(phase + ".flushWriteBytes", st.getTickerCount(TickerType.FLUSH_WRITE_BYTES));
+        m(phase + ".compactWriteBytes", st.getTickerCount(TickerType.COMPACT_WRITE_BYTES));
+        m(phase + ".compactReadBytes", st.getTickerCount(TickerType.COMPACT_READ_BYTES));
+        m(phase + ".userBytesWritten", st.getTickerCount(TickerType.BYTES_WRITTEN));
+        m(phase + ".stallMicros", st.getTickerCount(TickerType.STALL_MICROS));
+        m(phase + ".bytesRead", st.getTickerCount(TickerType.BYTES_READ));
+        m(phase + ".liveSstBytes", db.getLongProperty("rocksdb.live-sst-files-size"));
+        String levels = db.getProperty("rocksdb.levelstats").replace('\n', '|');
+        m(phase + ".levelstats", levels);
+    }
+
+    /** Reads {@code /proc/self/io}: bytes this process caused to be read from and written to storage. */
+    private static void ioBytes(String phase) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/io"))) {
+                if (line.startsWith("write_bytes:") || line.startsWith("read_bytes:")
+                        || line.startsWith("rchar:") || line.startsWith("wchar:")) {
+                    String[] p = line.split(":\\s*");
+                    m(phase + ".io." + p[0], p[1].trim());
+                }
+            }
+        } catch (Exception e) {
+            m(phase + ".io.error", e.toString().replace(' ', '_'));
+        }
+    }
+
+    interface Getter {
+        java.util.Optional<byte[]> get(String key) throws Exception;
+    }
+
+    interface Counter {
+        long count() throws Exception;
+    }
+
+    private static void check(Getter g, Counter c, int n, int valueBytes) throws Exception {
+        SplittableRandom r = new SplittableRandom(n);
+        for (int s = 0; s < SAMPLES; s++) {
+            int i = r.nextInt(n);
+            byte[] got = g.get(DirectHarness.key(i)).orElseThrow(() -> new AssertionError("lost record " + i));
+            if (!Arrays.equals(got, value(i, valueBytes))) {
+                throw new AssertionError("wrong value of record " + i);
+            }
+        }
+        if (g.get("absent-key").isPresent()) {
+            throw new AssertionError("absent key found");
+        }
+        long count = c.count();
+        m("count", count);
+        if (count != n) {
+            throw new AssertionError("count " + count + ", expected " + n);
+        }
+    }
+
+    private static void sleepForever() {
+        try {
+            Thread.sleep(Long.MAX_VALUE);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
