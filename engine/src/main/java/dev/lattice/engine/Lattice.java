@@ -134,11 +134,19 @@ public final class Lattice implements AutoCloseable {
         MeterRegistry registry = config.meterRegistry != null ? config.meterRegistry : new SimpleMeterRegistry();
         EngineContext ctx = new EngineContext(config, java.util.Collections.unmodifiableMap(handles), registry);
         Lattice lattice = new Lattice(ctx);
+        long openStarted = System.nanoTime();
         try {
             lattice.catalog.refresh();
         } catch (RuntimeException e) {
             ctx.shutdownThreads(false);
             closeOwned(handles.values());
+            if (e instanceof dev.lattice.spi.ProviderUnavailableException
+                    && dev.lattice.spi.support.ConnectFailures.isUnreachable(e)) {
+                // providers that reach their server on the first call (Azure Blob): say what, and how long
+                throw dev.lattice.spi.support.ConnectFailures.couldNotConnect("provider '" + ctx.providerName + "' at "
+                        + EngineMeters.defaultName(config.uri), (System.nanoTime() - openStarted) / 1_000_000,
+                        "providerCallTimeout " + config.providerCallTimeout.toMillis() + " ms", e);
+            }
             throw e;
         }
         return lattice;

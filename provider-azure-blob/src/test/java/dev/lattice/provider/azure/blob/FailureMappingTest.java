@@ -159,6 +159,27 @@ class FailureMappingTest {
         }
     }
 
+    /** Nothing listening, through the engine: the open says it could not connect, to what, and how long it tried. */
+    @Test
+    void anEngineOpenAgainstNothingSaysItCouldNotConnectAndHowLongItTried() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String cs = "DefaultEndpointsProtocol=http;AccountName=" + AzuriteServer.ACCOUNT_NAME + ";AccountKey="
+                + AzuriteServer.ACCOUNT_KEY + ";BlobEndpoint=http://127.0.0.1:" + port + "/"
+                + AzuriteServer.ACCOUNT_NAME + ";";
+        Throwable t = catchThrowable(() -> dev.lattice.engine.Lattice.open(dev.lattice.engine.LatticeConfig.builder()
+                .uri("azure-blob:unreachable?maxRetries=0&attemptTimeout=2s")
+                .providerOptions(Map.of("connectionString", cs)).build()));
+        assertThat(t).isInstanceOf(ProviderUnavailableException.class)
+                .hasMessageContaining("could not connect to provider '")
+                .hasMessageContaining("azure-blob:unreachable")
+                .hasMessageContaining("tried for ")
+                .hasMessageContaining("providerCallTimeout")
+                .hasMessageNotContaining(AzuriteServer.ACCOUNT_KEY);
+    }
+
     /** Nothing listening: the message says the request could not connect (not "outcome unknown"). */
     @Test
     void unreachableServiceSaysItCouldNotConnect() throws Exception {
