@@ -118,7 +118,14 @@ public final class ReplayBench {
             byte[] value = new byte[s.valueBytes()];
             Arrays.fill(value, (byte) 'v');
             // ---- writes
-            AzureBlobWalStorageProvider writer = AzureBlobWalStorageProvider.open(client, config);
+            // the writer has its own client: its traffic after the crash-like reopen (it is never closed: ownership
+            // checks until it sees the fence, a flush it was running) is not the reopen's
+            BlobServiceClient writerClient = new BlobServiceClientBuilder()
+                    .connectionString(AzuriteBlobs.connectionString())
+                    .retryOptions(new RequestRetryOptions(RetryPolicyType.EXPONENTIAL, 3, Duration.ofSeconds(60),
+                            Duration.ofMillis(50), Duration.ofSeconds(1), null))
+                    .buildClient();
+            AzureBlobWalStorageProvider writer = AzureBlobWalStorageProvider.open(writerClient, config);
             Lattice l1 = Lattice.open(latticeConfig(writer, s));
             toClose.add(l1);
             Tree t1 = l1.tree("bench");
