@@ -595,13 +595,14 @@ public final class Lattice implements AutoCloseable {
     }
 
     /**
-     * Drops the copy of a log that a move left on a provider the log is no longer placed on: trims all its entries
-     * and deletes its older checkpoints (the SPI keeps a log's latest checkpoint, so that one stays).
+     * Drops the copy of a log that a move left on a provider the log is no longer placed on: trims all its entries,
+     * deletes its runs and its older checkpoints (the SPI keeps a log's latest checkpoint, so that one stays).
      *
      * @param tree the tree's name
      * @param partition the partition
      * @param key the provider key to reclaim from
-     * @return payload bytes dropped
+     * @return bytes dropped: log payload bytes trimmed plus the lengths of the runs deleted (0 if the copy was
+     *     already empty)
      * @throws IllegalStateException if the log is placed on {@code key}
      * @throws dev.lattice.spi.ProviderMissingException if the key is not registered
      */

@@ -273,12 +273,14 @@ final class LogMover {
             p.trim(log, f, before.committedTail());
         }
         p.checkpoints().deleteBefore(log, Long.MAX_VALUE);
+        long runBytes = 0;
         if (p.describe().has(dev.lattice.spi.ProviderFeature.RUNS)) {
             for (RunInfo r : p.runs().list(log)) {
                 p.runs().delete(log, f, r.id());
+                runBytes += r.lengthBytes();
             }
         }
         LogState after = p.state(log);
-        return Math.max(0, before.retainedPayloadBytes() - after.retainedPayloadBytes());
+        return Math.max(0, before.retainedPayloadBytes() - after.retainedPayloadBytes()) + runBytes;
     }
 }

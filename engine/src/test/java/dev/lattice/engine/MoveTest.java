@@ -100,6 +100,7 @@ class MoveTest {
                     .hasMessageContaining("placed on 'b'");
             assertThat(l.reclaim("mv", 1, "default")).isPositive();
             assertThat(l.provider("default").state(moved).retainedEntries()).isZero();
+            assertThat(l.provider("default").runs().list(moved)).as("source runs deleted").isEmpty();
         }
         try (Lattice l = Lattice.open(config(chronicle("default"), chronicle("b"), chronicle("c")).build())) {
             Tree t = l.tree("mv");
