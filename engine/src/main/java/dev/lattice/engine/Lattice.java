@@ -104,6 +104,36 @@ public final class Lattice implements AutoCloseable {
     }
 
     /**
+     * Opens a read-only follower of the lattice at {@code uri}: it never claims a log, so it never fences the process
+     * that writes (see {@link LatticeFollower}).
+     *
+     * @param uri the default provider's URI, as for {@link #open(String)}
+     * @return the follower
+     * @throws NullPointerException if {@code uri} is null
+     * @throws dev.lattice.spi.UnknownSchemeException if no provider module handles the URI's scheme
+     * @throws IllegalArgumentException if the URI is malformed
+     * @throws dev.lattice.spi.WalStorageException if the provider fails to open or its catalog cannot be read
+     */
+    public static LatticeFollower openReadOnly(String uri) {
+        Objects.requireNonNull(uri, "uri");
+        return LatticeFollower.open(LatticeConfig.builder().uri(uri).build());
+    }
+
+    /**
+     * Opens a read-only follower with this configuration (providers, named providers, memory and cache settings,
+     * {@link LatticeConfig.Builder#followerPollInterval}); see {@link LatticeFollower}.
+     *
+     * @param config the configuration
+     * @return the follower
+     * @throws NullPointerException if {@code config} is null
+     * @throws dev.lattice.spi.UnknownSchemeException if no provider module handles a URI's scheme
+     * @throws dev.lattice.spi.WalStorageException if a provider fails to open or the catalog cannot be read
+     */
+    public static LatticeFollower openReadOnly(LatticeConfig config) {
+        return LatticeFollower.open(config);
+    }
+
+    /**
      * Opens a lattice.
      *
      * @param config the configuration
@@ -115,22 +145,7 @@ public final class Lattice implements AutoCloseable {
      */
     public static Lattice open(LatticeConfig config) {
         Objects.requireNonNull(config, "config");
-        Map<String, ProviderHandle> handles = new LinkedHashMap<>();
-        try {
-            WalStorageProvider main = config.provider != null ? config.provider
-                    : Providers.open(Providers.parse(config.uri), config.providerOptions);
-            handles.put(PlacementPolicy.DEFAULT_KEY, ProviderHandle.of(PlacementPolicy.DEFAULT_KEY, main,
-                    config.closeProvider));
-            for (Map.Entry<String, LatticeConfig.NamedProvider> e : config.namedProviders.entrySet()) {
-                LatticeConfig.NamedProvider np = e.getValue();
-                WalStorageProvider p = np.instance() != null ? np.instance()
-                        : Providers.open(Providers.parse(np.uri()), np.options());
-                handles.put(e.getKey(), ProviderHandle.of(e.getKey(), p, np.close()));
-            }
-        } catch (RuntimeException e) {
-            closeOwned(handles.values());
-            throw e;
-        }
+        Map<String, ProviderHandle> handles = openProviders(config, false);
         MeterRegistry registry = config.meterRegistry != null ? config.meterRegistry : new SimpleMeterRegistry();
         EngineContext ctx = new EngineContext(config, java.util.Collections.unmodifiableMap(handles), registry);
         Lattice lattice = new Lattice(ctx);
@@ -152,7 +167,36 @@ public final class Lattice implements AutoCloseable {
         return lattice;
     }
 
-    private static void closeOwned(Collection<ProviderHandle> handles) {
+    /**
+     * Opens the default and the named providers of a configuration (instances given in it are used as they are).
+     *
+     * @param readOnly open URI-configured providers through their factories' read-only instances
+     */
+    static Map<String, ProviderHandle> openProviders(LatticeConfig config, boolean readOnly) {
+        Map<String, ProviderHandle> handles = new LinkedHashMap<>();
+        try {
+            WalStorageProvider main = config.provider != null ? config.provider
+                    : openProvider(config.uri, config.providerOptions, readOnly);
+            handles.put(PlacementPolicy.DEFAULT_KEY, ProviderHandle.of(PlacementPolicy.DEFAULT_KEY, main,
+                    config.closeProvider));
+            for (Map.Entry<String, LatticeConfig.NamedProvider> e : config.namedProviders.entrySet()) {
+                LatticeConfig.NamedProvider np = e.getValue();
+                WalStorageProvider p = np.instance() != null ? np.instance()
+                        : openProvider(np.uri(), np.options(), readOnly);
+                handles.put(e.getKey(), ProviderHandle.of(e.getKey(), p, np.close()));
+            }
+            return handles;
+        } catch (RuntimeException e) {
+            closeOwned(handles.values());
+            throw e;
+        }
+    }
+
+    private static WalStorageProvider openProvider(String uri, Map<String, String> options, boolean readOnly) {
+        return Providers.open(Providers.parse(uri), options);
+    }
+
+    static void closeOwned(Collection<ProviderHandle> handles) {
         for (ProviderHandle h : handles) {
             if (h.owned()) {
                 try {
@@ -431,6 +475,11 @@ public final class Lattice implements AutoCloseable {
     }
 
     private TreeInfo info(String name, Placement p) {
+        return info(catalog, name, p);
+    }
+
+    /** A tree's catalog entry as a {@link TreeInfo}. */
+    static TreeInfo info(Catalog catalog, String name, Placement p) {
         Catalog.Meta m = catalog.meta(name);
         int hash = m == null ? 1 : m.hashVersion();
         java.time.Instant created = m == null ? java.time.Instant.EPOCH : java.time.Instant.ofEpochMilli(m.createdMillis());

@@ -54,6 +54,8 @@ public final class LatticeConfig {
     public static final Duration DEFAULT_PROVIDER_CALL_TIMEOUT = Duration.ofSeconds(30);
     /** Default period of the ownership check of idle logs (see {@link Builder#ownershipCheckInterval}). */
     public static final Duration DEFAULT_OWNERSHIP_CHECK_INTERVAL = Duration.ofSeconds(1);
+    /** Default period of a read-only follower's log polls (see {@link Builder#followerPollInterval}). */
+    public static final Duration DEFAULT_FOLLOWER_POLL_INTERVAL = Duration.ofMillis(50);
 
     final WalStorageProvider provider;
     final String uri;
@@ -78,6 +80,7 @@ public final class LatticeConfig {
     final Duration closeTimeout;
     final Duration providerCallTimeout;
     final Duration ownershipCheckInterval;
+    final Duration followerPollInterval;
     final String metricsName;
     final boolean meterPartitionTag;
     final MeterRegistry meterRegistry;
@@ -123,6 +126,7 @@ public final class LatticeConfig {
         this.closeTimeout = b.closeTimeout;
         this.providerCallTimeout = b.providerCallTimeout;
         this.ownershipCheckInterval = b.ownershipCheckInterval;
+        this.followerPollInterval = b.followerPollInterval;
         this.metricsName = b.metricsName != null ? b.metricsName : EngineMeters.defaultName(b.uri);
         this.meterPartitionTag = b.meterPartitionTag;
         this.meterRegistry = b.meterRegistry;
@@ -189,6 +193,7 @@ public final class LatticeConfig {
         private Duration closeTimeout = Duration.ofSeconds(30);
         private Duration providerCallTimeout = DEFAULT_PROVIDER_CALL_TIMEOUT;
         private Duration ownershipCheckInterval = DEFAULT_OWNERSHIP_CHECK_INTERVAL;
+        private Duration followerPollInterval = DEFAULT_FOLLOWER_POLL_INTERVAL;
         private String metricsName;
         private boolean meterPartitionTag = true;
         private MeterRegistry meterRegistry;
@@ -497,6 +502,23 @@ public final class LatticeConfig {
             if (!interval.isZero() && interval.toMillis() < 10) {
                 throw new IllegalArgumentException("ownershipCheckInterval must be zero or at least 10 ms, got "
                         + interval);
+            }
+            return this;
+        }
+
+        /**
+         * How often a read-only follower ({@link Lattice#openReadOnly(LatticeConfig)}) reads the tails of the logs it
+         * follows. A follower's reads lag the owner by about this interval plus one provider read. Ignored by a
+         * writing lattice. Default 50 ms.
+         *
+         * @param interval at least 1 ms
+         * @return this
+         * @throws IllegalArgumentException if null, negative or under 1 ms
+         */
+        public Builder followerPollInterval(Duration interval) {
+            this.followerPollInterval = checkDuration("followerPollInterval", interval);
+            if (interval.toMillis() < 1) {
+                throw new IllegalArgumentException("followerPollInterval must be at least 1 ms, got " + interval);
             }
             return this;
         }

@@ -404,6 +404,23 @@ final class PartitionState {
         return ByteBuffer.allocate(9 + c.length).put((byte) (commit ? 1 : 0)).putLong(version).put(c).array();
     }
 
+    /** A RESOLVE entry's fields, read without applying it. */
+    record ResolveFields(String id, boolean commit, long version, LogId coordinator) {
+    }
+
+    /**
+     * Reads a RESOLVE entry's fields without applying it (a follower decides itself when the write becomes visible).
+     *
+     * @param m the entry's TXN op
+     * @return its fields
+     */
+    static ResolveFields peekResolve(WalRecord.Mutation m) {
+        ByteBuffer b = ByteBuffer.wrap(m.value());
+        boolean commit = b.get() == 1;
+        long version = b.getLong();
+        return new ResolveFields(m.key(), commit, version, readLogId(b));
+    }
+
     private void applyResolve(WalRecord.Mutation m) {
         ByteBuffer b = ByteBuffer.wrap(m.value());
         boolean commit = b.get() == 1;
@@ -583,6 +600,31 @@ final class PartitionState {
             }
             atomics.decisionApplied(d);
             return version;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("decision " + id + " cannot be decoded", e);
+        }
+    }
+
+    /**
+     * The outcome and participants of a DECISION entry, read without applying it (a follower catches the participants
+     * up before it applies the decision, so that the write becomes visible whole).
+     *
+     * @param ms the decision entry's mutations
+     * @return the decision's outcome and participants (its outstanding set)
+     * @throws IllegalArgumentException if the fields cannot be decoded
+     */
+    static Decision peekDecision(List<WalRecord.Mutation> ms, long version) {
+        String id = ms.get(0).key();
+        try {
+            DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(ms.get(0).value()));
+            boolean commit = in.readBoolean();
+            long time = in.readLong();
+            int n = in.readInt();
+            List<LogId> parts = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                parts.add(new LogId(in.readUTF(), in.readInt()));
+            }
+            return new Decision(id, commit, version, time, null, 0, parts);
         } catch (IOException e) {
             throw new IllegalArgumentException("decision " + id + " cannot be decoded", e);
         }
