@@ -1,6 +1,6 @@
 package dev.lattice.cli;
 
-import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeFollower;
 import dev.lattice.engine.Versioned;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -14,7 +14,8 @@ import java.util.concurrent.Callable;
 
 /** {@code lattice get TREE KEY}: prints a value; exit code 3 when the key or tree is absent. */
 @Command(name = "get", mixinStandardHelpOptions = true,
-        description = "Print a key's value (as text, or hex when it is not printable UTF-8). Exit code 3 if absent.")
+        description = "Print a key's value (as text, or hex when it is not printable UTF-8). Exit code 3 if absent. "
+                + "Reads as a read-only follower: never takes the tree over from a running application.")
 public final class GetCommand implements Callable<Integer> {
 
     @Mixin
@@ -48,8 +49,8 @@ public final class GetCommand implements Callable<Integer> {
      */
     @Override
     public Integer call() {
-        try (Lattice lattice = Support.openForTree(common, tree)) {
-            Optional<Versioned> v = lattice.tree(tree).getVersioned(key);
+        try (LatticeFollower follower = Support.openFollower(common)) {
+            Optional<Versioned> v = Support.followTree(follower, tree).getVersioned(key);
             if (v.isEmpty()) {
                 throw new CliException(ExitCodes.NOT_FOUND, "key '" + key + "' not found in tree '" + tree + "'");
             }

@@ -1,6 +1,6 @@
 package dev.lattice.cli;
 
-import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeFollower;
 import dev.lattice.engine.ScanCursor;
 import dev.lattice.engine.Tree;
 import dev.lattice.engine.TreeEntry;
@@ -81,9 +81,8 @@ public final class ScanCommand implements Callable<Integer> {
             to = prefixEnd(prefix);
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (Lattice lattice = Support.openLattice(common)) {
-            Support.requireTree(lattice, tree);
-            Tree t = lattice.tree(tree);
+        try (LatticeFollower follower = Support.openFollower(common)) {
+            Tree t = Support.followTree(follower, tree);
             long n = 0;
             boolean more = false;
             try (ScanCursor c = t.scan(from, to, reverse)) {

@@ -2,11 +2,13 @@ package dev.lattice.cli;
 
 import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
+import dev.lattice.engine.LatticeFollower;
 import dev.lattice.spi.Providers;
 import dev.lattice.spi.UnknownSchemeException;
 import dev.lattice.spi.WalStorageProvider;
 
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -135,6 +137,58 @@ public final class Support {
                 throw CliException.usage(e.getMessage());
             }
         }));
+    }
+
+    /**
+     * Opens a read-only follower on the provider and the named providers of the common options: reading commands use
+     * it, so they never claim a log and never fence the application that writes the tree.
+     *
+     * @param common the options
+     * @return the open follower; the caller closes it
+     * @throws CliException (usage) for a bad URI, unknown scheme, bad option or bad provider key
+     */
+    static LatticeFollower openFollower(CommonOptions common) {
+        for (String uri : common.named().values()) {
+            checkUri(uri);
+        }
+        checkUri(common.provider());
+        LatticeConfig.Builder b = LatticeConfig.builder().uri(common.provider());
+        common.named().forEach((k, uri) -> {
+            try {
+                b.namedProvider(k, uri, java.util.Map.of());
+            } catch (IllegalArgumentException e) {
+                throw CliException.usage(e.getMessage());
+            }
+        });
+        long start = System.nanoTime();
+        try {
+            return Lattice.openReadOnly(b.build());
+        } catch (UnknownSchemeException e) {
+            throw CliException.usage(e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("cannot open provider '" + redact(common.provider()) + "': " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw unreachable(common.provider(), start, e);
+        }
+    }
+
+    /**
+     * Opens a read-only follower and the tree a reading command works on.
+     *
+     * @param follower the open follower
+     * @param tree the tree name
+     * @return the tree (read-only)
+     * @throws CliException (usage) for a bad tree name; (not found) listing the trees when it does not exist
+     */
+    static dev.lattice.engine.Tree followTree(LatticeFollower follower, String tree) {
+        checkTreeName(tree);
+        if (!follower.exists(tree)) {
+            List<String> names = new java.util.ArrayList<>();
+            follower.treeInfos().forEach(t -> names.add(t.name()));
+            throw new CliException(ExitCodes.NOT_FOUND, "no tree '" + tree + "' on this provider (trees: " + names
+                    + ")");
+        }
+        return follower.tree(tree);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.lattice.cli;
 
 import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeFollower;
 import dev.lattice.engine.NoSuchTreeException;
 import dev.lattice.engine.TreeInfo;
 import picocli.CommandLine.Command;
@@ -60,7 +61,7 @@ public final class TreeCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
-            try (Lattice l = Support.openLattice(common)) {
+            try (LatticeFollower l = Support.openFollower(common)) {
                 Table table = new Table("tree", ">partitions", ">hash", "created", ">placement version", "keys");
                 for (TreeInfo t : l.treeInfos()) {
                     table.row(row(t).toArray());
@@ -91,7 +92,7 @@ public final class TreeCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
-            try (Lattice l = Support.openLattice(common)) {
+            try (LatticeFollower l = Support.openFollower(common)) {
                 TreeInfo t = l.treeInfo(Support.checkTreeName(tree));
                 out.println("tree: " + t.name());
                 out.println("partitions: " + t.partitions());
