@@ -8,19 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 RUN=/tmp/lattice-large-tree-classes
-mvn -B -ntp -o -q -pl benchmarks -am package -DskipTests -Dmaven.javadoc.skip=true
-mvn -B -ntp -o -q -pl benchmarks dependency:build-classpath -Dmdep.outputFile="$RUN.cp" -Dmdep.includeScope=runtime
-rm -rf "$RUN" && mkdir -p "$RUN"
-CP=""
-for m in benchmarks engine spi provider-local-chronicle provider-postgres provider-dynamodb provider-azure-tables \
-         provider-azure-blob cli testkit test-backends; do
-  cp -r "$m/target/classes" "$RUN/$m"
-  CP="$CP:$RUN/$m"
-done
-CP="${CP#:}:$(tr ':' '\n' < "$RUN.cp" | grep -v '/dev/lattice/' | paste -sd:)"
-FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
-       --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
-       -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true -Djava.awt.headless=true)
+. "$ROOT/benchmarks/lib-classpath.sh"
 what="${1:-harness}"; shift || true
 case "$what" in
   harness) exec java "${FLAGS[@]}" -Xmx128m -cp "$CP" dev.lattice.bench.lsm.LargeTreeHarness "$@" ;;

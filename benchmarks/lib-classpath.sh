@@ -1,0 +1,16 @@
+# Sourced by the benchmark scripts: builds the benchmarks and sets CP (classes copied out of target/, so a later
+# build cannot change them under a running harness) and FLAGS (the JVM flags Chronicle Queue needs).
+# Needs RUN (a scratch path) and ROOT (the repository) set by the caller.
+mvn -B -ntp -o -q -pl benchmarks -am package -DskipTests -Dmaven.javadoc.skip=true
+mvn -B -ntp -o -q -pl benchmarks dependency:build-classpath -Dmdep.outputFile="$RUN.cp" -Dmdep.includeScope=runtime
+rm -rf "$RUN" && mkdir -p "$RUN"
+CP=""
+for m in benchmarks engine spi provider-local-chronicle provider-postgres provider-dynamodb provider-azure-tables \
+         provider-azure-blob cli testkit test-backends; do
+  cp -r "$m/target/classes" "$RUN/$m"
+  CP="$CP:$RUN/$m"
+done
+CP="${CP#:}:$(tr ':' '\n' < "$RUN.cp" | grep -v '/dev/lattice/' | paste -sd:)"
+FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+       --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
+       -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true -Djava.awt.headless=true)
