@@ -125,15 +125,10 @@ final class FollowerLog {
         }
     }
 
+    /** One poll: a read from the applied offset (one provider call when nothing is new), then as many as needed. */
     private long catchUp() {
         WalStorageProvider p = handle.provider();
-        LogState st = ctx.bounded(log, "state", () -> p.state(log));
-        observedTail = st.committedTail();
         PartitionState ps = state;
-        if (st.trimWatermark() > ps.appliedOffset) {
-            reload("the owner trimmed through " + st.trimWatermark() + ", past the applied offset " + ps.appliedOffset);
-            return 0;
-        }
         if (ps.memtableBytes > ctx.config.memtableBytes && System.nanoTime() - lastProbeNanos > CHECKPOINT_PROBE_NANOS) {
             lastProbeNanos = System.nanoTime();
             Optional<CheckpointInfo> cp = ctx.bounded(log, "checkpoint latest", () -> p.checkpoints().latest(log));
@@ -144,12 +139,13 @@ final class FollowerLog {
         }
         long applied;
         try {
-            applied = tail(ps, p, st.committedTail());
+            applied = tail(ps, p, Long.MAX_VALUE);
         } catch (TrimmedMeanwhile e) {
-            reload("the owner trimmed through " + e.watermark + " while the follower read");
+            // the next committed entry lies past a gap: the owner trimmed what this state had not applied yet
+            reload("the owner trimmed through " + e.watermark + ", past the applied offset " + ps.appliedOffset);
             return 0;
         }
-        if (ps.appliedOffset >= st.committedTail()) {
+        if (ps.appliedOffset >= observedTail) {
             caughtUpNanos = System.nanoTime();
             txns.pollFinished(log);
         }
@@ -232,20 +228,31 @@ final class FollowerLog {
         return info.throughOffset();
     }
 
-    /** Applies committed entries after {@code ps.appliedOffset} up to {@code through}; returns how many. */
+    /**
+     * Applies committed entries after {@code ps.appliedOffset}, page by page, up to {@code through} or the committed
+     * tail the pages report, whichever is lower; returns how many.
+     *
+     * @throws TrimmedMeanwhile if the first entry read lies past a gap (trimmed before it was applied)
+     */
     private long tail(PartitionState ps, WalStorageProvider p, long through) {
         long n = 0;
-        while (ps.appliedOffset < through) {
+        long limit = through;
+        while (ps.appliedOffset < limit) {
             long from = ps.appliedOffset;
             ReadPage page = ctx.bounded(log, "read", () -> p.read(log, from, ctx.config.replayPageEntries,
                     ctx.config.replayPageBytes));
+            observedTail = page.committedTail();
+            limit = Math.min(limit, page.committedTail());
             if (page.isEmpty()) {
+                if (page.committedTail() > ps.appliedOffset) {
+                    throw new TrimmedMeanwhile(page.committedTail()); // committed, yet nothing readable: trimmed
+                }
                 break;
             }
             for (LogEntry e : page.entries()) {
                 if (e.offset() != ps.appliedOffset + 1) {
                     if (e.offset() > ps.appliedOffset + 1) {
-                        throw new TrimmedMeanwhile(e.offset() - 1); // trimmed between state() and read()
+                        throw new TrimmedMeanwhile(e.offset() - 1);
                     }
                     continue;
                 }
