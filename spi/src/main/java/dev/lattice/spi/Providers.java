@@ -163,6 +163,40 @@ public final class Providers {
     }
 
     /**
+     * Opens a read-only provider instance for a URI with the factory of its scheme
+     * ({@link WalStorageProviderFactory#openReadOnly(URI, Map)}): it only reads, and may run beside a writer
+     * instance on the same storage in another process.
+     *
+     * @param uri e.g. {@code chronicle:./lattice-data}; a {@code jdbc:} prefix or an alias scheme is resolved first
+     *     ({@link #canonical(URI)})
+     * @param options options that win over the URI's query options; may be empty
+     * @return an open read-only provider instance; the caller closes it
+     * @throws NullPointerException if an argument is null
+     * @throws UnknownSchemeException if no factory handles the scheme
+     * @throws IllegalArgumentException if the URI or an option is malformed
+     * @throws WalStorageException if the provider fails to open
+     */
+    public static WalStorageProvider openReadOnly(URI uri, Map<String, String> options) {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(options, "options");
+        URI c = canonical(uri);
+        return factory(c.getScheme()).openReadOnly(c, options);
+    }
+
+    /**
+     * Opens a read-only provider instance from a URI string with no extra options.
+     *
+     * @param uri the URI text
+     * @return an open read-only provider instance
+     * @throws IllegalArgumentException if the text is not a URI (the message quotes the parser) or as
+     *     {@link #openReadOnly(URI, Map)}
+     * @throws WalStorageException if the provider fails to open
+     */
+    public static WalStorageProvider openReadOnly(String uri) {
+        return openReadOnly(parse(uri), Map.of());
+    }
+
+    /**
      * Parses a provider URI string.
      *
      * @param uri the text, e.g. {@code chronicle:./data}

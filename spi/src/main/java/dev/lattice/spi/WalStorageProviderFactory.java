@@ -52,4 +52,29 @@ public interface WalStorageProviderFactory {
      * @throws WalStorageException on any other failure to open
      */
     WalStorageProvider open(URI uri, Map<String, String> options);
+
+    /**
+     * Opens a provider instance that only reads: {@code read}, {@code state}, {@code logs}, {@code trees},
+     * {@code describe}, checkpoints {@code latest}/{@code open}, runs {@code list}/{@code read}/{@code limits}.
+     * Such an instance may run beside a writer instance on the same storage, in another process, and sees what that
+     * writer has committed, trimmed, published and written (how fresh a read is depends on the provider; its page in
+     * docs/providers says). Write calls (claim, stage, commit, abort, trim, reconcile, repair, drop, checkpoint
+     * publish and delete, run write and delete) should throw {@link ReadOnlyProviderException}.
+     *
+     * <p>The default returns {@link #open(URI, Map)}: right for providers whose normal instance already allows a
+     * second instance beside a writer (network stores fence writers by epoch and take no exclusive lock); the
+     * returned instance then does not refuse writes itself. A provider whose normal instance locks its storage
+     * exclusively, or keeps the committed state only in the writer's memory, overrides this.
+     *
+     * @param uri the location, with this factory's scheme; options may come in its query
+     * @param options further options; they win over query options with the same name
+     * @return an open provider instance; the caller closes it
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the URI or an option is malformed or unknown (the message names it)
+     * @throws ProviderUnavailableException if the backend cannot be reached
+     * @throws WalStorageException on any other failure to open
+     */
+    default WalStorageProvider openReadOnly(URI uri, Map<String, String> options) {
+        return open(uri, options);
+    }
 }

@@ -85,6 +85,7 @@ public final class ChronicleConfig {
     private final String rollCycleName;
     private final long maxCheckpointBytes;
     private final TimeProvider clock;
+    private final boolean readOnly;
 
     private ChronicleConfig(Builder b) {
         this.root = b.root;
@@ -94,6 +95,7 @@ public final class ChronicleConfig {
         this.rollCycleName = b.rollCycleName;
         this.maxCheckpointBytes = b.maxCheckpointBytes;
         this.clock = b.clock;
+        this.readOnly = b.readOnly;
     }
 
     /**
@@ -194,6 +196,14 @@ public final class ChronicleConfig {
         return maxCheckpointBytes;
     }
 
+    /**
+     * @return true for a read-only instance (docs/providers/chronicle.md "Read-only instances"): no directory lock,
+     *     no byte written, write calls refused
+     */
+    public boolean readOnly() {
+        return readOnly;
+    }
+
     /** @return the clock Chronicle uses to pick cycles (a test may control it) */
     TimeProvider clock() {
         return clock;
@@ -235,6 +245,13 @@ public final class ChronicleConfig {
         return b.build();
     }
 
+    /** @return a read-only copy of this configuration */
+    ChronicleConfig asReadOnly() {
+        Builder b = toBuilder();
+        b.readOnly = true;
+        return b.build();
+    }
+
     private Builder toBuilder() {
         Builder b = new Builder(root);
         b.durability = durability;
@@ -243,6 +260,7 @@ public final class ChronicleConfig {
         b.rollCycleName = rollCycleName;
         b.maxCheckpointBytes = maxCheckpointBytes;
         b.clock = clock;
+        b.readOnly = readOnly;
         return b;
     }
 
@@ -250,7 +268,7 @@ public final class ChronicleConfig {
     public String toString() {
         return "ChronicleConfig[root=" + root + ", durability=" + durability.name().toLowerCase(Locale.ROOT)
                 + ", blockSize=" + blockSize + ", rollCycle=" + rollCycleName + ", maxCheckpointBytes="
-                + maxCheckpointBytes + "]";
+                + maxCheckpointBytes + (readOnly ? ", readOnly" : "") + "]";
     }
 
     /** Builds a {@link ChronicleConfig}. Not thread-safe. */
@@ -262,6 +280,7 @@ public final class ChronicleConfig {
         private String rollCycleName = DEFAULT_ROLL_CYCLE;
         private long maxCheckpointBytes = Long.MAX_VALUE;
         private TimeProvider clock = SystemTimeProvider.INSTANCE;
+        private boolean readOnly;
 
         private Builder(Path root) {
             this.root = root;
@@ -331,6 +350,20 @@ public final class ChronicleConfig {
          */
         Builder clock(TimeProvider clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Makes the instance read-only (docs/providers/chronicle.md "Read-only instances"): it takes no directory
+         * lock, so it opens beside a writer instance (this or another process), never creates or changes a file,
+         * reads what the writer has committed at the time of each call, and refuses write calls with
+         * {@link dev.lattice.spi.ReadOnlyProviderException}. The durability option is then only reported.
+         *
+         * @param readOnly true for a read-only instance; default false
+         * @return this
+         */
+        public Builder readOnly(boolean readOnly) {
+            this.readOnly = readOnly;
             return this;
         }
 

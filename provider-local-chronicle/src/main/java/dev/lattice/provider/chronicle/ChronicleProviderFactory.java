@@ -63,6 +63,29 @@ public final class ChronicleProviderFactory implements WalStorageProviderFactory
     }
 
     /**
+     * Opens a read-only instance on the URI's directory (docs/providers/chronicle.md "Read-only instances"): no
+     * directory lock, so it opens beside a writer instance in this or another process; it never creates or changes
+     * a file; {@code read} and {@code state} reflect what the writer has committed and trimmed at the time of each
+     * call, checkpoints and runs are re-listed per call; write calls throw
+     * {@link dev.lattice.spi.ReadOnlyProviderException}. Same URI and options as {@link #open(URI, Map)}.
+     *
+     * @throws IllegalArgumentException if the scheme is not {@code chronicle}, the URI has a host or no path, or an
+     *     option is unknown or malformed
+     * @throws MissingJvmFlagsException if the JVM lacks the flags Chronicle needs (the message lists them)
+     * @throws dev.lattice.spi.WalStorageException if the directory's format record cannot be read
+     */
+    @Override
+    public WalStorageProvider openReadOnly(URI uri, Map<String, String> options) {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(options, "options");
+        if (uri.getScheme() == null || !SCHEME.equals(uri.getScheme().toLowerCase(Locale.ROOT))) {
+            throw new IllegalArgumentException("not a chronicle URI: " + uri);
+        }
+        ChronicleConfig c = ChronicleConfig.fromOptions(directoryOf(uri), ProviderOptions.of(uri, options));
+        return ChronicleWalStorageProvider.open(c.asReadOnly());
+    }
+
+    /**
      * The directory a chronicle URI names.
      *
      * @param uri the URI

@@ -8,6 +8,7 @@ import dev.lattice.spi.LogId;
 import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderDescriptor;
 import dev.lattice.spi.ProviderFeature;
+import dev.lattice.spi.ReadOnlyProviderException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.ReconcileResult;
 import dev.lattice.spi.RunStore;
@@ -40,6 +41,10 @@ import java.util.function.Function;
  * recovery, repair, durability, full disk, trim, checkpoints). It validates arguments, takes the log's lock and
  * hands the call to that log's {@code LogStore}; the root directory lock is {@code RootLock}'s.
  *
+ * <p>A read-only instance ({@link ChronicleConfig.Builder#readOnly(boolean)}, docs/providers/chronicle.md "Read-only
+ * instances") takes no lock and writes nothing: its reads go to {@code ReadOnlyLogs}, its write calls throw
+ * {@link ReadOnlyProviderException}.
+ *
  * <p>Thread-safe: calls on different logs run in parallel; calls on one log are serialised by that log's lock.
  * Every method but {@link #describe()} and {@link #close()} throws {@link IllegalStateException} after close.
  */
@@ -63,25 +68,34 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     private final ChronicleConfig config;
     private final ProviderDescriptor descriptor;
+    /** The directory lock; null for a read-only instance. */
     private final RootLock rootLock;
+    private final Path root;
     private final Path logsDir;
+    /** The logs of a read-only instance; null for a writer. */
+    private final ReadOnlyLogs readOnly;
     private final ConcurrentHashMap<LogId, LogStore> logs = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    private final ChronicleRunStore runs;
+    private final RunStore runs;
 
-    private ChronicleWalStorageProvider(ChronicleConfig config, RootLock rootLock) {
+    private ChronicleWalStorageProvider(ChronicleConfig config, RootLock rootLock, Path root) {
         this.config = config;
         this.rootLock = rootLock;
-        this.logsDir = rootLock.root().resolve(LOGS_DIR);
+        this.root = root;
+        this.logsDir = root.resolve(LOGS_DIR);
+        this.readOnly = config.readOnly() ? new ReadOnlyLogs(root, logsDir, config) : null;
         this.descriptor = new ProviderDescriptor(NAME, VERSION, config.limits(), config.durability().level(),
                 Set.of(ProviderFeature.DEFERRED_STAGE, ProviderFeature.PHYSICAL_BYTES, ProviderFeature.PERSISTENT,
                         ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS,
                         ProviderFeature.DROP));
-        this.runs = new ChronicleRunStore(this::withLog, () -> closed, logsDir, config.durability());
+        ChronicleRunStore files = new ChronicleRunStore(this::withLog, () -> closed, logsDir, config.durability());
+        this.runs = readOnly != null ? ReadOnlyLogs.runs(files) : files;
     }
 
     /**
-     * Opens a provider on a directory, creating it if missing, and locks it for the provider's life.
+     * Opens a provider on a directory, creating it if missing, and locks it for the provider's life. With a
+     * read-only configuration it takes no lock and creates nothing (a missing directory reads as empty until a
+     * writer creates it); the directory's recorded block size is used.
      *
      * @param config the configuration
      * @return the open provider; the caller closes it
@@ -89,7 +103,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      * @throws MissingJvmFlagsException if the JVM lacks the {@code --add-opens}/{@code --add-exports} flags Chronicle
      *     needs (the message lists them)
      * @throws DirectoryLockedException if another provider instance (another process or this JVM) holds the
-     *     directory
+     *     directory (never for a read-only configuration)
      * @throws IllegalArgumentException if the directory was created with another block size than the one
      *     explicitly configured, or has an unknown format version
      * @throws WalStorageException if the directory cannot be created, locked or read
@@ -98,6 +112,11 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         Objects.requireNonNull(config, "config");
         JvmFlags.check();
         ChronicleQuiet.lowerPerfNotes();
+        if (config.readOnly()) {
+            // no lock, no file created: the directory may not exist yet (the writer creates it)
+            Path root = config.root().toAbsolutePath().normalize();
+            return new ChronicleWalStorageProvider(checkFormat(root, config), null, root);
+        }
         try {
             Files.createDirectories(config.root());
         } catch (IOException e) {
@@ -112,7 +131,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 throw new WalStorageException(null, "cannot delete the files of dropped logs under "
                         + lock.root().resolve(LogDrop.DROPPED_DIR), e);
             }
-            return new ChronicleWalStorageProvider(effective, lock);
+            return new ChronicleWalStorageProvider(effective, lock, lock.root());
         } catch (RuntimeException | Error e) {
             lock.close();
             throw e;
@@ -123,7 +142,9 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         Path file = root.resolve(FORMAT_FILE);
         long[] f = SmallFiles.readRecord(null, file, FORMAT_MAGIC, 2);
         if (f == null) {
-            SmallFiles.writeRecord(null, file, FORMAT_MAGIC, FORMAT_VERSION, config.blockSize());
+            if (!config.readOnly()) {
+                SmallFiles.writeRecord(null, file, FORMAT_MAGIC, FORMAT_VERSION, config.blockSize());
+            }
             return config;
         }
         if (f[0] != FORMAT_VERSION) {
@@ -131,7 +152,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                     + "; this provider reads version " + FORMAT_VERSION);
         }
         if (f[1] != config.blockSize()) {
-            if (config.blockSizeExplicit()) {
+            if (config.blockSizeExplicit() && !config.readOnly()) {
                 throw new IllegalArgumentException("option '" + ChronicleConfig.OPT_BLOCK_SIZE + "' is "
                         + config.blockSize() + " but chronicle directory " + root + " was created with block size "
                         + f[1] + "; the block size of a directory cannot change");
@@ -139,6 +160,13 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             return config.withBlockSize(f[1]);
         }
         return config;
+    }
+
+    private void refuseWrite(LogId log, String operation) {
+        if (readOnly != null) {
+            SpiChecks.open(closed, NAME);
+            throw new ReadOnlyProviderException(log, operation, NAME);
+        }
     }
 
     /** @return the effective configuration (the block size is the directory's) */
@@ -153,6 +181,10 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     <T> T withLog(LogId log, Function<LogStore, T> work) {
         SpiChecks.open(closed, NAME);
+        if (readOnly != null) {
+            // a writer's log store may delete leftovers and create files: never in a read-only instance
+            throw new ReadOnlyProviderException(log, "a write call", NAME);
+        }
         Objects.requireNonNull(log, "log");
         LogStore s = logs.computeIfAbsent(log, id -> new LogStore(id, logsDir, config));
         s.lock.lock();
@@ -190,17 +222,20 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     @Override
     public Fence claim(LogId log) {
+        refuseWrite(log, "claim");
         return withLog(log, LogStore::claim);
     }
 
     @Override
     public StagedBatch stage(LogId log, Fence fence, EncodedBatch batch) {
+        refuseWrite(log, "stage");
         SpiChecks.stage(log, fence, batch, descriptor.limits());
         return withLog(log, s -> s.stage(fence, batch));
     }
 
     @Override
     public void commit(LogId log, Fence fence, long throughOffset) {
+        refuseWrite(log, "commit");
         SpiChecks.commit(log, fence, throughOffset);
         withLog(log, s -> {
             s.commit(fence, throughOffset);
@@ -210,6 +245,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     @Override
     public void abort(LogId log, Fence fence, StagedBatch staged) {
+        refuseWrite(log, "abort");
         SpiChecks.abort(log, fence, staged);
         withLog(log, s -> {
             s.abort(fence, staged);
@@ -220,16 +256,23 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     @Override
     public ReadPage read(LogId log, long fromExclusive, int maxEntries, long maxBytes) {
         SpiChecks.read(log, fromExclusive, maxEntries, maxBytes);
+        if (readOnly != null) {
+            return readOnly.withLog(log, l -> l.read(fromExclusive, maxEntries, maxBytes));
+        }
         return withLog(log, s -> s.read(fromExclusive, maxEntries, maxBytes));
     }
 
     @Override
     public LogState state(LogId log) {
+        if (readOnly != null) {
+            return readOnly.withLog(log, ReadOnlyLog::state);
+        }
         return withLog(log, LogStore::state);
     }
 
     @Override
     public void trim(LogId log, Fence fence, long throughInclusive) {
+        refuseWrite(log, "trim");
         SpiChecks.trim(log, fence, throughInclusive);
         withLog(log, s -> {
             s.trim(fence, throughInclusive);
@@ -239,6 +282,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     @Override
     public ReconcileResult reconcile(LogId log, Fence fence) {
+        refuseWrite(log, "reconcile");
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.reconcile(fence));
     }
@@ -255,6 +299,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      */
     @Override
     public dev.lattice.spi.RepairReport repair(LogId log, Fence fence) {
+        refuseWrite(log, "repair");
         SpiChecks.logAndFence(log, fence);
         return withLog(log, s -> s.repair(fence));
     }
@@ -268,6 +313,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
      */
     @Override
     public void drop(LogId log, Fence fence) {
+        refuseWrite(log, "drop");
         SpiChecks.logAndFence(log, fence);
         withLog(log, s -> {
             if (!Files.isDirectory(s.dir())) {
@@ -276,7 +322,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             s.checkFence(fence);
             s.close();
             logs.remove(log, s);
-            LogDrop.drop(log, rootLock.root(), s.dir());
+            LogDrop.drop(log, root, s.dir());
             return null;
         });
     }
@@ -340,6 +386,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     @Override
     public CheckpointInfo publish(LogId log, Fence fence, long throughOffset, int formatVersion, InputStream data) {
+        refuseWrite(log, "checkpoints().publish");
         SpiChecks.publish(log, fence, throughOffset, formatVersion, data);
         Path dir = withLog(log, s -> {
             s.checkPublish(fence, throughOffset);
@@ -361,17 +408,24 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
 
     @Override
     public Optional<CheckpointInfo> latest(LogId log) {
+        if (readOnly != null) {
+            return readOnly.withLog(log, ReadOnlyLog::latestCheckpoint);
+        }
         return withLog(log, LogStore::latestCheckpoint);
     }
 
     @Override
     public InputStream open(LogId log, CheckpointInfo info) {
         Objects.requireNonNull(info, "info");
+        if (readOnly != null) {
+            return readOnly.withLog(log, l -> l.openCheckpoint(info));
+        }
         return withLog(log, s -> s.openCheckpoint(info));
     }
 
     @Override
     public void deleteBefore(LogId log, long throughOffsetExclusive) {
+        refuseWrite(log, "checkpoints().deleteBefore");
         withLog(log, s -> {
             s.deleteCheckpointsBefore(throughOffsetExclusive);
             return null;
@@ -393,6 +447,9 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             closed = true;
         }
         RuntimeException failure = null;
+        if (readOnly != null) {
+            readOnly.close();
+        }
         for (LogStore s : logs.values()) {
             s.lock.lock();
             try {
@@ -409,7 +466,9 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         }
         // Chronicle unmaps and closes files on a background thread; wait for it so close() really releases them.
         BackgroundResourceReleaser.releasePendingResources();
-        rootLock.close();
+        if (rootLock != null) {
+            rootLock.close();
+        }
         if (failure != null) {
             throw failure;
         }

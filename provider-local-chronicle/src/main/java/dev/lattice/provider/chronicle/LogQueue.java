@@ -1,9 +1,7 @@
 package dev.lattice.provider.chronicle;
 
-import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.WalStorageException;
-import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.bytes.SyncMode;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
@@ -11,7 +9,6 @@ import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
-import net.openhft.chronicle.wire.DocumentContext;
 
 import java.io.File;
 import java.io.IOException;
@@ -158,39 +155,10 @@ final class LogQueue implements AutoCloseable {
      * @param last the frame's expected last offset
      * @param offset the offset the caller wants (for the error)
      * @return the frame bytes, intact and matching the expectation
-     * @throws CorruptLogException if the frame is missing, damaged or not the expected one
+     * @throws dev.lattice.spi.CorruptLogException if the frame is missing, damaged or not the expected one
      */
     byte[] readFrame(long index, long first, long last, long offset) {
-        ExcerptTailer t = tailer();
-        byte[] doc = null;
-        long got = Long.MIN_VALUE;
-        if (t.index() != index && !t.moveToIndex(index)) {
-            throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
-                    + " (offsets from " + first + ") is missing");
-        }
-        try (DocumentContext dc = t.readingDocument()) {
-            if (dc.isPresent()) {
-                got = dc.index();
-                Bytes<?> b = dc.wire().bytes();
-                doc = new byte[(int) b.readRemaining()];
-                b.read(doc);
-            }
-        }
-        if (doc == null || got != index) {
-            throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
-                    + " (offsets from " + first + ") is missing");
-        }
-        Frames.Header h = Frames.readHeader(doc);
-        if (h == null || h.first() != first || h.last() != last) {
-            throw new CorruptLogException(id, offset, "the frame of offsets " + first + ".." + last
-                    + " has a damaged header");
-        }
-        String problem = Frames.checkBody(doc, h);
-        if (problem != null) {
-            throw new CorruptLogException(id, offset, "the frame of offsets " + h.first() + ".." + h.last() + ": "
-                    + problem);
-        }
-        return doc;
+        return FrameReads.readFrame(id, tailer(), index, first, last, offset);
     }
 
     /**

@@ -5,7 +5,6 @@ import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.FencedException;
-import dev.lattice.spi.LogEntry;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.LogState;
 import dev.lattice.spi.ReadPage;
@@ -20,8 +19,6 @@ import java.io.InputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
@@ -313,55 +310,7 @@ final class LogStore {
     // ---------------------------------------------------------------- read / state
 
     ReadPage read(long fromExclusive, int maxEntries, long maxBytes) {
-        List<LogEntry> out = new ArrayList<>();
-        if (fromExclusive >= tail || watermark >= tail || frames.size() == 0) {
-            return new ReadPage(out, tail);
-        }
-        long start = Math.max(fromExclusive, watermark) + 1;
-        int i = frames.find(start);
-        if (i < 0) {
-            throw new CorruptLogException(id, start, "no frame holds this committed offset (committed tail " + tail
-                    + ")");
-        }
-        long[] bytes = {0};
-        long want = start;
-        while (i < frames.size() && out.size() < maxEntries && want <= tail) {
-            if (frames.chronicleIndex(i) == FrameIndex.CORRUPT) {
-                if (out.isEmpty()) {
-                    throw new CorruptLogException(id, want, "committed offsets " + frames.first(i) + ".."
-                            + frames.last(i, tail) + " are in a frame that failed its checksum or is missing");
-                }
-                break;
-            }
-            byte[] doc;
-            try {
-                doc = readFrame(i, want);
-            } catch (CorruptLogException e) {
-                if (out.isEmpty()) {
-                    throw e;
-                }
-                break;
-            }
-            Frames.Header h = Frames.readHeader(doc);
-            final long from = want;
-            Frames.forEachEntry(doc, h, (offset, d, pos, len) -> {
-                if (offset < from) {
-                    return true;
-                }
-                if (out.size() >= maxEntries || (!out.isEmpty() && bytes[0] + len > maxBytes)) {
-                    return false;
-                }
-                out.add(new LogEntry(offset, Arrays.copyOfRange(d, pos, pos + len)));
-                bytes[0] += len;
-                return true;
-            });
-            if (!out.isEmpty() && (out.size() >= maxEntries || out.get(out.size() - 1).offset() < h.last())) {
-                break;
-            }
-            want = h.last() + 1;
-            i++;
-        }
-        return new ReadPage(out, tail);
+        return FrameReads.read(id, frames, watermark, tail, fromExclusive, maxEntries, maxBytes, this::readFrame);
     }
 
     /**
