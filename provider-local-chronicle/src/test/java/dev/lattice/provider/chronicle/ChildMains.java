@@ -33,6 +33,8 @@ import java.util.Random;
  *       killed.</li>
  *   <li>{@code open-uri <uri>}: {@code Providers.open(uri)}, claims and appends one entry, closes; prints
  *       {@code OPENED} or {@code FAILED <exception class> <message>} (one line).</li>
+ *   <li>{@code follow-writer <dir> <millis> <steps> <seed>}: the writer a read-only instance follows
+ *       ({@link FollowWriterMain}).</li>
  * </ul>
  */
 public final class ChildMains {
@@ -59,6 +61,8 @@ public final class ChildMains {
             case "partial-doc" -> partialDoc(out, Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
                     Integer.parseInt(args[4]));
             case "open-uri" -> openUri(out, args[1]);
+            case "follow-writer" -> FollowWriterMain.run(out, Path.of(args[1]), Long.parseLong(args[2]),
+                    Integer.parseInt(args[3]), Long.parseLong(args[4]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
