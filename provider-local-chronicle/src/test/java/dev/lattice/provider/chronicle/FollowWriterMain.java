@@ -157,7 +157,7 @@ final class FollowWriterMain {
     }
 
     /** A batch of {@link Payloads#of} entries from {@code first}: {@code want} entries or as many as fit. */
-    private static EncodedBatch batch(long first, int want, long maxBatch) {
+    static EncodedBatch batch(long first, int want, long maxBatch) {
         List<byte[]> entries = new ArrayList<>();
         long bytes = 0;
         while (entries.size() < want && entries.size() < 1000) {
