@@ -42,7 +42,8 @@ final class ReadOnlyLogs implements AutoCloseable {
     }
 
     /**
-     * Runs a call on a log's view under its lock; Chronicle's runtime failures become {@link WalStorageException}.
+     * Runs a call on a log's view under its lock; any runtime failure but a {@link WalStorageException} (e.g.
+     * Chronicle's) becomes one.
      *
      * @param log the log
      * @param work the call
@@ -57,13 +58,13 @@ final class ReadOnlyLogs implements AutoCloseable {
         l.lock.lock();
         try {
             SpiChecks.open(closed, ChronicleWalStorageProvider.NAME);
-            return work.apply(l);
-        } catch (WalStorageException e) {
-            throw e;
-        } catch (IllegalArgumentException | IllegalStateException | NullPointerException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new WalStorageException(log, "Chronicle Queue failure (read-only): " + e, e);
+            try {
+                return work.apply(l);
+            } catch (WalStorageException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new WalStorageException(log, "Chronicle Queue failure (read-only): " + e, e);
+            }
         } finally {
             l.lock.unlock();
         }
