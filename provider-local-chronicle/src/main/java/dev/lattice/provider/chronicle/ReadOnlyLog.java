@@ -9,17 +9,19 @@ import dev.lattice.spi.WalStorageException;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.RollCycle;
+import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 import net.openhft.chronicle.wire.DocumentContext;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.NavigableSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
@@ -62,6 +64,7 @@ final class ReadOnlyLog {
 
     private SingleChronicleQueue queue;
     private Object queueKey;
+    private RollingResourcesCache cycleNames;
     private ExcerptTailer scanTailer;
     private ExcerptTailer readTailer;
     private FrameScanner scanner;
@@ -168,7 +171,8 @@ final class ReadOnlyLog {
             return;
         }
         watermark = t[0];
-        tail = Math.max(tail, Math.max(t[0], t[1]));
+        // the trim's recorded tail (t[1]) is not used: this view's tail is what its frames cover, or the watermark
+        tail = Math.max(tail, t[0]);
         int drop = 0;
         while (drop < frames.size() && frames.last(drop, tail) <= watermark) {
             framePayloadBytes -= frames.payloadBytes(drop);
@@ -223,6 +227,9 @@ final class ReadOnlyLog {
                     .timeProvider(config.clock())
                     .build();
             queueKey = key;
+            cycleNames = new RollingResourcesCache(queue.rollCycle(), queue.epoch(), name -> new File(
+                    queueDir.toFile(), name + SingleChronicleQueue.SUFFIX), f -> f.getName().substring(0,
+                    f.getName().length() - SingleChronicleQueue.SUFFIX.length()));
             restartScan();
         }
         return true;
@@ -285,10 +292,10 @@ final class ReadOnlyLog {
 
     private ExcerptTailer scanTailer() {
         if (scanTailer == null) {
-            queue.refreshDirectoryListing();
+            // no refreshDirectoryListing(): on a read-only queue it may try to update metadata.cq4t and fail
             scanTailer = queue.createTailer();
             scanTailer.singleThreadedCheckDisabled(true);
-            int first = queue.firstCycle();
+            int first = nextCycleFile(Integer.MIN_VALUE);
             boolean resumed = false;
             if (lastIndex != Long.MIN_VALUE && scanTailer.moveToIndex(lastIndex)) {
                 try (DocumentContext dc = scanTailer.readingDocument()) {
@@ -329,16 +336,19 @@ final class ReadOnlyLog {
                 // End of what is visible. A later cycle file means the writer moved on (it writes no more here once
                 // it does): look once more, then go to the next cycle even if no end-of-file marker was written.
                 int cycle = rc.toCycle(t.index());
-                int last = queue.lastCycle();
+                int last = queue.lastCycle(); // the writer records each new cycle there: a cheap first look
                 if (last == Integer.MIN_VALUE || last == Integer.MAX_VALUE || last <= cycle) {
+                    break;
+                }
+                int later = nextCycleFile(cycle);
+                if (later == Integer.MAX_VALUE) {
                     break;
                 }
                 if (!retried) {
                     retried = true;
                     continue;
                 }
-                NavigableSet<Long> later = queue.listCyclesBetween(cycle + 1, last);
-                if (later.isEmpty() || !t.moveToIndex(rc.toIndex(later.first().intValue(), 0))) {
+                if (!t.moveToIndex(rc.toIndex(later, 0))) {
                     break;
                 }
                 retried = false;
@@ -352,10 +362,38 @@ final class ReadOnlyLog {
             if (++unreadablePolls >= UNREADABLE_POLLS) {
                 unreadablePolls = 0;
                 throw new CorruptLogException(id, tail + 1, "the record after committed offset " + tail + " in "
-                        + queueDir + " cannot be read: " + unreadable);
+                        + queueDir + " cannot be read: " + unreadable, unreadable);
             }
         }
         drain();
+    }
+
+    /**
+     * The first cycle file in the queue directory after a cycle, from a directory listing (Chronicle's own listing in
+     * {@code metadata.cq4t} may lag behind the writer's deletions and cannot be refreshed read-only).
+     *
+     * @param after the cycle, exclusive
+     * @return the cycle, or {@link Integer#MAX_VALUE} when none
+     */
+    private int nextCycleFile(int after) {
+        int best = Integer.MAX_VALUE;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(queueDir, "*" + SingleChronicleQueue.SUFFIX)) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                int cycle;
+                try {
+                    cycle = cycleNames.parseCount(n.substring(0, n.length() - SingleChronicleQueue.SUFFIX.length()));
+                } catch (RuntimeException notACycleFile) {
+                    continue;
+                }
+                if (cycle > after && cycle < best) {
+                    best = cycle;
+                }
+            }
+        } catch (IOException e) {
+            throw new WalStorageException(id, "cannot list " + queueDir, e);
+        }
+        return best;
     }
 
     private void drain() {
