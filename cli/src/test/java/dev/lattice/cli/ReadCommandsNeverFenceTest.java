@@ -5,8 +5,10 @@ import dev.lattice.engine.Tree;
 import dev.lattice.spi.LogId;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The reported bug: {@code lattice get} against a running application's tree claimed its logs, and the application's
  * next put failed with a stale epoch. The reading commands (get, scan, tree list, tree info) now read as read-only
- * followers: the application's epochs stay where they were and its writes keep working.
+ * followers: the application's epochs stay where they were and its writes keep working (on Chronicle through
+ * read-only provider instances, which open beside the application's locked directory).
  */
 class ReadCommandsNeverFenceTest {
 
@@ -25,6 +28,12 @@ class ReadCommandsNeverFenceTest {
                     + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
             readsWhileTheApplicationWrites(uri);
         }
+    }
+
+    @Test
+    void readingCommandsLeaveAChronicleApplicationWriting(@TempDir Path dir) {
+        // the application holds the directory lock; the commands open read-only Chronicle instances beside it
+        readsWhileTheApplicationWrites("chronicle:" + dir);
     }
 
     @Test

@@ -193,7 +193,8 @@ public final class Lattice implements AutoCloseable {
     }
 
     private static WalStorageProvider openProvider(String uri, Map<String, String> options, boolean readOnly) {
-        return Providers.open(Providers.parse(uri), options);
+        return readOnly ? Providers.openReadOnly(Providers.parse(uri), options)
+                : Providers.open(Providers.parse(uri), options);
     }
 
     static void closeOwned(Collection<ProviderHandle> handles) {
