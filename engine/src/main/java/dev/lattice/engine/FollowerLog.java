@@ -69,6 +69,11 @@ final class FollowerLog {
         return building != null ? building : state;
     }
 
+    /** @return true while a new state is being built from a checkpoint (poller thread) */
+    boolean isBuilding() {
+        return building != null;
+    }
+
     /** @return the state readers use now */
     PartitionState state() {
         return state;
@@ -156,14 +161,22 @@ final class FollowerLog {
     private void reload(String why) {
         PartitionState old = state;
         PartitionState next = build();
-        txns.resolveLoaded(this, next);
-        state = next;
-        txns.afterSwap();
+        // the new state may be ahead of the other followed logs (its checkpoint holds values flattened into runs):
+        // readers wait while it is swapped in and every other log is caught up and settled to the same point
+        txns.readers().writeLock().lock();
+        try {
+            txns.resolveLoaded(this, next);
+            state = next;
+            txns.afterSwap();
+            txns.settleAfterReload(this);
+        } finally {
+            txns.readers().writeLock().unlock();
+        }
         reloads++;
         ctx.meters.counter("lattice.follower.reloads", "times a follower rebuilt a partition from its latest checkpoint",
                 "reloads", ctx.meters.tags("partition", Integer.toString(log.partition()), "tree", log.tree())).increment();
         if (old != null) {
-            old.clear();
+            old.releaseBudget(); // not clear(): readers that started on it may still be iterating it
         }
         caughtUpNanos = System.nanoTime();
         org.slf4j.LoggerFactory.getLogger(FollowerLog.class).debug("{}: follower reloaded ({})", log, why);

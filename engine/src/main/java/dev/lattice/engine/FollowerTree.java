@@ -27,6 +27,7 @@ final class FollowerTree implements Tree {
     private final String name;
     private final PartitionHash hash;
     private final FollowerLog[] logs;
+    private final FollowerTxns txns;
     private volatile Placement placement;
     private volatile boolean dropped;
 
@@ -36,6 +37,7 @@ final class FollowerTree implements Tree {
         this.name = placement.tree();
         this.hash = hash;
         this.placement = placement;
+        this.txns = txns;
         this.logs = new FollowerLog[placement.keys().size()];
         for (int p = 0; p < logs.length; p++) {
             LogId log = new LogId(name, p);
@@ -85,6 +87,8 @@ final class FollowerTree implements Tree {
     /** Runs a read; when a run it needs is gone, rebuilds that log from its latest checkpoint and runs it again. */
     private <T> T read(Supplier<T> r) {
         for (int attempt = 1; ; attempt++) {
+            var lock = txns.readers().readLock();
+            lock.lock();
             try {
                 return r.get();
             } catch (RuntimeException e) {
@@ -92,7 +96,14 @@ final class FollowerTree implements Tree {
                 if (gone == null || attempt >= READ_ATTEMPTS) {
                     throw e;
                 }
-                follower.reloadAfterMissingRun(logs[gone.log().partition()], gone);
+                lock.unlock(); // the rebuild takes the write side
+                try {
+                    follower.reloadAfterMissingRun(logs[gone.log().partition()], gone);
+                } finally {
+                    lock.lock();
+                }
+            } finally {
+                lock.unlock();
             }
         }
     }

@@ -42,10 +42,13 @@ final class FollowerTxns {
     /** How long a published write's outcome is remembered for states rebuilt from older checkpoints. */
     private static final long RECENT_NANOS = 600_000_000_000L;
 
-    private record Published(boolean commit, long version, long nanos) {
+    /** A published write: its (already visible) txn, so states rebuilt later attach their part to the same one. */
+    private record Published(Txn txn, boolean commit, long version, long nanos) {
     }
 
     private final Map<String, Txn> txns = new ConcurrentHashMap<>();
+    private final java.util.concurrent.locks.ReentrantReadWriteLock readers =
+            new java.util.concurrent.locks.ReentrantReadWriteLock();
     private final Map<LogId, FollowerLog> logs = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new HashMap<>();
     /** Writes published in the last {@link #RECENT_NANOS}: a state rebuilt from an older checkpoint resolves them. */
@@ -55,7 +58,8 @@ final class FollowerTxns {
 
     /** @return the shared write of this id (prepares of one write in several logs get the same object) */
     Txn txn(String id) {
-        return txns.computeIfAbsent(id, Txn::new);
+        Published done = recent.get(id); // poller thread only: states are built and applied there
+        return done != null ? done.txn() : txns.computeIfAbsent(id, Txn::new);
     }
 
     void register(FollowerLog l) {
@@ -154,6 +158,9 @@ final class FollowerTxns {
         }
         for (LogId l : p.decision.outstanding) {
             FollowerLog f = logs.get(l);
+            if (f != null && f.isBuilding()) {
+                return; // readers still read its old state: publish after the swap (afterSwap)
+            }
             if (f != null && f.txnState() != null && !p.prepared.contains(l) && f.txnState().unresolved.containsKey(id)) {
                 p.prepared.add(l); // prepared in a state built from a checkpoint (pending section)
             }
@@ -178,8 +185,10 @@ final class FollowerTxns {
         if (c != null && c.txnState() != null) {
             c.txnState().decisions.remove(id);
         }
-        txns.remove(id);
-        recent.put(id, new Published(commit, version, System.nanoTime()));
+        Txn t = txns.remove(id);
+        if (t != null) {
+            recent.put(id, new Published(t, commit, version, System.nanoTime()));
+        }
     }
 
     /**
@@ -203,6 +212,56 @@ final class FollowerTxns {
             p.decision = d;
             p.coordinator = self.log;
         }
+    }
+
+    /** @return the lock readers hold while they read states; a reload holds its write side (see FollowerLog) */
+    java.util.concurrent.locks.ReentrantReadWriteLock readers() {
+        return readers;
+    }
+
+    /**
+     * After {@code rebuilt} was swapped in from a newer checkpoint, whose runs may hold parts of atomic writes flattened
+     * (resolved before the checkpoint) while their other parts are still pending in the other followed logs: catches
+     * every other followed log up to its committed tail of now, then {@code rebuilt} once more, and publishes
+     * <ul>
+     * <li>each decided write whose only participant not prepared is {@code rebuilt} (its part is in the runs), and</li>
+     * <li>each write known only from RESOLVE entries whose coordinator is {@code rebuilt}: that log was just read
+     * through a tail later than those entries without finding the decision, so the checkpoint forgot it.</li>
+     * </ul>
+     * Writes that happened while this ran keep the normal rule (all parts prepared). Runs under the readers' write lock.
+     */
+    void settleAfterReload(FollowerLog rebuilt) {
+        for (FollowerLog f : logs.values()) {
+            if (f != rebuilt && f.state() != null) {
+                f.poll();
+            }
+        }
+        rebuilt.poll();
+        for (Iterator<Map.Entry<String, Pending>> it = pending.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Pending> e = it.next();
+            Pending p = e.getValue();
+            if (p.decision != null && onlyMissing(e.getKey(), p, rebuilt)) {
+                publish(e.getKey(), p, p.decision.commit, p.decision.version);
+                it.remove();
+            } else if (p.decision == null && p.resolve != null && p.resolve.coordinator().equals(rebuilt.log)) {
+                publish(e.getKey(), p, p.resolve.commit(), p.resolve.version());
+                it.remove();
+            }
+        }
+    }
+
+    /** @return true when every followed participant of the write but {@code rebuilt} has applied its prepare */
+    private boolean onlyMissing(String id, Pending p, FollowerLog rebuilt) {
+        for (LogId l : p.decision.outstanding) {
+            FollowerLog f = logs.get(l);
+            if (f == null || f == rebuilt || f.txnState() == null) {
+                continue;
+            }
+            if (!p.prepared.contains(l) && !f.txnState().unresolved.containsKey(id)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** After {@link #resolveLoaded} and the swap: publishes whatever the new state completed. */

@@ -786,6 +786,15 @@ final class PartitionState {
         PartitionSnapshotCodec.load(this, throughOffset, raw, budgetBytes);
     }
 
+    /**
+     * Gives this state's memtable bytes back to the memory budget without touching its data: a follower replaced it
+     * with a state rebuilt from a checkpoint, and readers that started on it may still be iterating it.
+     */
+    void releaseBudget() {
+        memoryBudgetUsed.addAndGet(-memtableBytes);
+        memtableBytes = 0;
+    }
+
     /** Drops everything (used when a load fails half-way). */
     void clear() {
         for (Map.Entry<String, Object> e : map.entrySet()) {
