@@ -15,11 +15,13 @@ import dev.lattice.engine.WriteFailedException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The journal's storage logic on one Lattice tree, without actors or Pekko types: events are serialized bytes keyed
@@ -113,14 +115,17 @@ final class JournalStore {
             int keys = 0;
             long bytes = 0;
             int j = i;
+            Set<String> ids = new HashSet<>();
             while (j < batches.size()) {
                 Batch b = batches.get(j);
-                int k = b.events().size() + 1;
-                if (j > i && (keys + k + 1 > maxWriteKeys || bytes + b.bytes() > maxWriteBytes)) {
+                // the chunk's keys: its events plus one highest-sequence-number key per persistence id
+                int k = b.events().size() + (ids.contains(b.persistenceId()) ? 0 : 1);
+                if (j > i && (keys + k > maxWriteKeys || bytes + b.bytes() > maxWriteBytes)) {
                     break;
                 }
-                keys += k + 1;
+                keys += k;
                 bytes += b.bytes();
+                ids.add(b.persistenceId());
                 j++;
             }
             List<Batch> chunk = batches.subList(i, j);

@@ -13,9 +13,21 @@ import org.junit.runner.RunWith;
 @RunWith(ScalaTestJUnitRunner.class)
 public abstract class AbstractLatticeJournalPerfTck extends JavaJournalPerfSpec {
 
+    private final AutoCloseable emulator;
+
     /** @param config the actor system configuration */
     protected AbstractLatticeJournalPerfTck(Config config) {
+        this(config, null);
+    }
+
+    /**
+     * @param config the actor system configuration
+     * @param emulator an emulator of this spec's own ({@link TestProviders#privateEmulator}), stopped after the last
+     *     test; null when none
+     */
+    protected AbstractLatticeJournalPerfTck(Config config, AutoCloseable emulator) {
         super(config);
+        this.emulator = emulator;
     }
 
     @Override
@@ -62,5 +74,21 @@ public abstract class AbstractLatticeJournalPerfTck extends JavaJournalPerfSpec 
                     .openTree(LatticeConnections.get(system()).lattice("lattice.persistence.connection"));
         }
         super.beforeAll();
+    }
+
+    /** Terminates the actor system (closing Lattice), then stops this spec's own emulator, if any. */
+    @Override
+    public void afterAll() {
+        try {
+            super.afterAll();
+        } finally {
+            if (emulator != null) {
+                try {
+                    emulator.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("stopping the emulator failed", e);
+                }
+            }
+        }
     }
 }

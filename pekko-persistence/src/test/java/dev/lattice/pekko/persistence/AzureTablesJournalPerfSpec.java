@@ -1,9 +1,17 @@
 package dev.lattice.pekko.persistence;
 
-/** {@code JournalPerfSpec} on the Lattice journal over the AzureTables provider (only with {@code -Dlattice.pekko.perf}). */
+/**
+ * {@code JournalPerfSpec} on the Lattice journal over the AzureTables provider (only with {@code -Dlattice.pekko.perf}),
+ * on an Azurite process of its own (started with the spec, stopped after it), so the figures do not depend on what
+ * other specs of the JVM left in a shared emulator.
+ */
 public class AzureTablesJournalPerfSpec extends AbstractLatticeJournalPerfTck {
-    /** Runs on a fresh storage object. */
+    /** Runs on a fresh storage object of its own emulator. */
     public AzureTablesJournalPerfSpec() {
-        super(TestProviders.config(TestProviders.Kind.AZURE_TABLES, "perf"));
+        this(TestProviders.privateEmulator(TestProviders.Kind.AZURE_TABLES));
+    }
+
+    private AzureTablesJournalPerfSpec(AutoCloseable emulator) {
+        super(TestProviders.config(TestProviders.fresh(TestProviders.Kind.AZURE_TABLES, "perf", emulator)), emulator);
     }
 }

@@ -1,6 +1,10 @@
 package dev.lattice.pekko.persistence;
 
 import dev.lattice.engine.Lattice;
+import dev.lattice.engine.LatticeConfig;
+import dev.lattice.spi.Providers;
+import dev.lattice.testkit.CountingProvider;
+import dev.lattice.testkit.SpiOperation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -109,5 +113,41 @@ class JournalStoreTest {
         assertThat(out.get(1)).get().isInstanceOf(IllegalStateException.class);
         assertThat(out.get(2)).isEmpty();
         assertThat(store.highest("r")).isEqualTo(8);
+    }
+
+    @Test
+    void combinedWritesFillTheKeyLimitWithOneHighestKeyPerPersistenceId() {
+        CountingProvider counting = new CountingProvider(
+                Providers.open(TestProviders.fresh(TestProviders.Kind.MEMORY, "keys").uri()));
+        try (Lattice l = Lattice.open(LatticeConfig.builder().provider(counting, true).partitions(1).build())) {
+            JournalStore s = new JournalStore(l.tree("j", 1), BATCH, 1000, 256 * 1024);
+            // 999 one-event writes of one id + its highest key = 1,000 keys: one Lattice atomic write (one stage)
+            long before = counting.snapshot().calls(SpiOperation.STAGE);
+            assertThat(s.write(singleEventWrites(List.of("a"), 1, 999))).hasSize(999).allMatch(Optional::isEmpty);
+            assertThat(counting.snapshot().calls(SpiOperation.STAGE) - before).isEqualTo(1);
+            // 1,000 of them: 1,001 keys, so two writes
+            before = counting.snapshot().calls(SpiOperation.STAGE);
+            assertThat(s.write(singleEventWrites(List.of("a"), 1000, 1000))).allMatch(Optional::isEmpty);
+            assertThat(counting.snapshot().calls(SpiOperation.STAGE) - before).isEqualTo(2);
+            // two ids alternating: 998 events + 2 highest keys = 1,000 keys, one write
+            before = counting.snapshot().calls(SpiOperation.STAGE);
+            assertThat(s.write(singleEventWrites(List.of("b", "c"), 1, 998))).allMatch(Optional::isEmpty);
+            assertThat(counting.snapshot().calls(SpiOperation.STAGE) - before).isEqualTo(1);
+            assertThat(s.highest("a")).isEqualTo(1999);
+            assertThat(s.highest("b")).isEqualTo(499);
+            assertThat(s.highest("c")).isEqualTo(499);
+            assertThat(s.replay("a", 1, Long.MAX_VALUE, Long.MAX_VALUE, (q, b) -> { })).isEqualTo(1999);
+        }
+    }
+
+    /** {@code n} one-event writes, round robin over {@code ids}, each id counting up from {@code first}. */
+    private static List<JournalStore.Batch> singleEventWrites(List<String> ids, long first, int n) {
+        List<JournalStore.Batch> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long seq = first + i / ids.size();
+            out.add(new JournalStore.Batch(ids.get(i % ids.size()), new long[]{seq},
+                    List.of(("e" + seq).getBytes(StandardCharsets.UTF_8))));
+        }
+        return out;
     }
 }

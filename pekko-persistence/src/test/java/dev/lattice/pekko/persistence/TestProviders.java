@@ -61,6 +61,33 @@ final class TestProviders {
      * @return a fresh storage object's URI and options
      */
     static Target fresh(Kind kind, String name) {
+        return fresh(kind, name, null);
+    }
+
+    /**
+     * Starts an emulator process of its own for a provider kind, for a spec that must not share the JVM's emulator
+     * with the specs before it (the perf specs: an Azurite that served another spec's tens of thousands of requests
+     * answers more slowly). The caller closes it.
+     *
+     * @param kind the provider
+     * @return a new {@link DynaliteServer} or {@link AzuriteServer}; null for providers without an emulator
+     * @throws dev.lattice.testbackends.BackendStartException if the emulator does not come up
+     */
+    static AutoCloseable privateEmulator(Kind kind) {
+        return switch (kind) {
+            case DYNAMODB -> DynaliteServer.start();
+            case AZURE_TABLES, AZURE_BLOB -> AzuriteServer.start();
+            default -> null;
+        };
+    }
+
+    /**
+     * @param kind the provider
+     * @param name a label for the storage object
+     * @param emulator the emulator to use ({@link #privateEmulator(Kind)}), or null for the JVM's shared one
+     * @return a fresh storage object's URI and options
+     */
+    static Target fresh(Kind kind, String name, AutoCloseable emulator) {
         String label = (name + RUN + SEQ.incrementAndGet()).toLowerCase().replaceAll("[^a-z0-9]", "");
         Map<String, String> o = new LinkedHashMap<>();
         return switch (kind) {
@@ -76,7 +103,7 @@ final class TestProviders {
             case POSTGRES -> new Target("postgres://127.0.0.1:" + postgres().getPort() + "/postgres?user=postgres&schema=p"
                     + label, o);
             case DYNAMODB -> {
-                DynaliteServer d = DynaliteServer.shared();
+                DynaliteServer d = emulator instanceof DynaliteServer own ? own : DynaliteServer.shared();
                 o.put("endpoint", d.endpoint().toString());
                 o.put("region", DynaliteServer.REGION);
                 o.put("accessKeyId", DynaliteServer.ACCESS_KEY_ID);
@@ -85,14 +112,18 @@ final class TestProviders {
                 yield new Target("dynamodb:" + DynaliteServer.uniqueTableName("pekko"), o);
             }
             case AZURE_TABLES -> {
-                o.put("connectionString", AzuriteServer.shared().connectionString());
+                o.put("connectionString", azurite(emulator).connectionString());
                 yield new Target("azure-tables:" + AzuriteServer.uniqueTableName("pekko"), o);
             }
             case AZURE_BLOB -> {
-                o.put("connectionString", AzuriteServer.shared().connectionString());
+                o.put("connectionString", azurite(emulator).connectionString());
                 yield new Target("azure-blob:" + AzuriteServer.uniqueContainerName("pekko"), o);
             }
         };
+    }
+
+    private static AzuriteServer azurite(AutoCloseable emulator) {
+        return emulator instanceof AzuriteServer own ? own : AzuriteServer.shared();
     }
 
     /**
