@@ -192,7 +192,7 @@ class RangeDeleteTest {
                 TreeImpl t = (TreeImpl) l.tree("lsm");
                 verify(t, model, space);
                 for (int round = 0; round < 4; round++) {
-                    for (int i = 0; i < 1_500; i++) {
+                    for (int i = 0; i < 800; i++) {
                         int k = r.nextInt(space);
                         String v = "s" + session + "r" + round + "-" + i + "x".repeat(r.nextInt(100));
                         t.put(key(k), b(v));
@@ -216,7 +216,8 @@ class RangeDeleteTest {
     @Test
     void compactionDropsCoveredEntriesAndFinallyTheRangeDeleteItself() {
         InMemoryStorage storage = new InMemoryStorage();
-        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(1).level0CompactionTrigger(2);
+        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(1).level0CompactionTrigger(2)
+                .memtableBytes(4 << 20); // only the explicit flushes
         TreeMap<String, String> model = new TreeMap<>();
         try (Lattice l = EngineBasicsTest.open(storage, cfg)) {
             TreeImpl t = (TreeImpl) l.tree("gc");
@@ -241,7 +242,8 @@ class RangeDeleteTest {
     @Test
     void aRangeDeleteAboveOlderRunsIsKeptUntilTheBottom() {
         InMemoryStorage storage = new InMemoryStorage();
-        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(1).level0CompactionTrigger(4);
+        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(1).level0CompactionTrigger(4)
+                .memtableBytes(4 << 20); // only the explicit flushes
         TreeMap<String, String> model = new TreeMap<>();
         try (Lattice l = EngineBasicsTest.open(storage, cfg)) {
             TreeImpl t = (TreeImpl) l.tree("keep");
