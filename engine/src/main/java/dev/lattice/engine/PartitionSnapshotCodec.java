@@ -49,7 +49,8 @@ final class PartitionSnapshotCodec {
             for (Map.Entry<String, Object> e : ps.map.entrySet()) {
                 Versioned v = committedView(e.getValue(), pendingTxns);
                 // range deletes are applied here (the snapshot holds no ranges): committed ones hide at MAX_VALUE
-                if (v != null && !ReadFilter.hidden(e.getKey(), v, Long.MAX_VALUE, now, ranges, layers)) {
+                if (v != null && !ReadFilter.hidden(e.getKey(), v, Long.MAX_VALUE, now, ranges, layers,
+                        ps.gates)) {
                     committed.add(Map.entry(e.getKey(), v));
                     expiring |= v.expiresAtMillis() != 0;
                 }

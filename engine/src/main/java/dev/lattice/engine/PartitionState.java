@@ -141,6 +141,11 @@ final class PartitionState {
      * Frozen with the memtable once foldable; others move to the next memtable.
      */
     volatile List<MemRange> ranges = List.of();
+    /**
+     * Range deletes that a freeze wrote into a run while an open snapshot predated them: each hides nothing for
+     * snapshots before its write's publication, and compaction does not apply it, until no such snapshot is open.
+     */
+    final Map<dev.lattice.engine.lsm.RangeTombstone, Txn> gates = new ConcurrentHashMap<>();
     /** A value with an expiry was applied to this partition (reads must then filter even the memtable-only path). */
     volatile boolean expiringSeen;
     /** The lowest version applied to the memtable since its freeze (range deletes older than it hide nothing there). */
@@ -192,7 +197,7 @@ final class PartitionState {
         if (r == null && !l.isEmpty()) {
             r = layers.find(key, s);
         }
-        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l)) {
+        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l, gates)) {
             return v;
         }
         return null;
@@ -271,7 +276,7 @@ final class PartitionState {
         }
         java.util.Iterator<Map.Entry<String, Object>> it = l.isEmpty() ? m.entrySet().iterator()
                 : layers.scan(m, from, to, reverse, snapshot);
-        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers);
+        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers, gates);
     }
 
     // ------------------------------------------------------------------ apply
@@ -388,6 +393,9 @@ final class PartitionState {
 
     /** Applier: replaces published range deletes no open snapshot predates by folded ones. */
     private void foldRanges(long horizon) {
+        if (!gates.isEmpty()) {
+            gates.values().removeIf(t -> t.seq > 0 && t.seq <= horizon);
+        }
         List<MemRange> rs = ranges;
         boolean any = false;
         for (MemRange r : rs) {
@@ -706,7 +714,7 @@ final class PartitionState {
      * moved since the last try.
      */
     void compactChained() {
-        if (chained.isEmpty() && !rangesChained()) {
+        if (chained.isEmpty() && !rangesChained() && gates.isEmpty()) {
             return;
         }
         long horizon = atomics.visibility.horizon();
@@ -885,7 +893,11 @@ final class PartitionState {
         for (MemRange r : ranges) {
             if (r.foldable(horizon)) {
                 frozenRanges.add(r.persisted());
-            } else {
+            } else if (r.txn.seq > 0) { // committed: durable in the run, gated for the older snapshots
+                dev.lattice.engine.lsm.RangeTombstone p = r.persisted();
+                gates.put(p, r.txn);
+                frozenRanges.add(p);
+            } else { // pending: the manifest's engine state holds its prepare
                 kept.add(r);
                 moved += MemRange.estimate(r.from, r.to);
             }
@@ -987,6 +999,7 @@ final class PartitionState {
         map.clear();
         layers.setRuns(List.of());
         ranges = List.of();
+        gates.clear();
         memMinVersion = Long.MAX_VALUE;
         memtableBytes = 0;
         chained.clear();

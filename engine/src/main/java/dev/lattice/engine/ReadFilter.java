@@ -18,7 +18,7 @@ final class ReadFilter {
 
     /** @return true when a read at {@code snapshot} and {@code nowMillis} must not see {@code v} for {@code key} */
     static boolean hidden(String key, Versioned v, long snapshot, long nowMillis, List<MemRange> memtable,
-                          PartitionLayers.Layers layers) {
+                          PartitionLayers.Layers layers, Map<RangeTombstone, Txn> gates) {
         if (v.expiredAt(nowMillis)) {
             return true;
         }
@@ -30,7 +30,10 @@ final class ReadFilter {
         }
         for (RangeTombstone r : layers.ranges()) {
             if (r.hides(key, version)) {
-                return true;
+                Txn gate = gates.isEmpty() ? null : gates.get(r);
+                if (gate == null || (gate.seq > 0 && gate.seq <= snapshot)) {
+                    return true;
+                }
             }
         }
         return false;
@@ -41,7 +44,8 @@ final class ReadFilter {
      * {@link #hidden} hides. The layers' range deletes are read once the first entry is asked for.
      */
     static Iterator<Map.Entry<String, Object>> filter(Iterator<Map.Entry<String, Object>> in, long snapshot,
-                                                      long nowMillis, List<MemRange> memtable, PartitionLayers owner) {
+                                                      long nowMillis, List<MemRange> memtable, PartitionLayers owner,
+                                                      Map<RangeTombstone, Txn> gates) {
         PartitionLayers.Layers layers = owner.current();
         return new Iterator<>() {
             private Map.Entry<String, Object> next;
@@ -51,7 +55,7 @@ final class ReadFilter {
                 while (next == null && in.hasNext()) {
                     Map.Entry<String, Object> e = in.next();
                     Versioned v = PartitionState.at(e.getValue(), snapshot);
-                    if (v != null && !hidden(e.getKey(), v, snapshot, nowMillis, memtable, layers)) {
+                    if (v != null && !hidden(e.getKey(), v, snapshot, nowMillis, memtable, layers, gates)) {
                         next = Map.entry(e.getKey(), v);
                     }
                 }

@@ -149,7 +149,7 @@ final class RunMaintenance {
                 // covered entries dropped (the range deletes go into the run), expired values become tombstones,
                 // tombstones dropped when nothing lies below
                 Iterator<RunEntry> entries = EntryMerger.collect(CompactionFilter.apply(flushEntries(f, false),
-                        f.ranges(), config.clock.millis()), new long[0], bottom);
+                        ungated(f.ranges()), config.clock.millis()), new long[0], bottom);
                 List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges());
                 publishLock.lock();
                 try {
@@ -368,10 +368,18 @@ final class RunMaintenance {
                 readBytes += r.ref.lengthBytes();
             }
         }
-        List<RangeTombstone> kept = CompactionFilter.keptRanges(ranges, bottom, state.versionFloorAboveRuns());
+        // a range delete an open snapshot predates (gated) is kept and not applied yet: that snapshot reads these runs
+        List<RangeTombstone> active = ungated(ranges);
+        List<RangeTombstone> kept = new ArrayList<>(CompactionFilter.keptRanges(active, bottom,
+                state.versionFloorAboveRuns()));
+        for (RangeTombstone r : ranges) {
+            if (state.gates.containsKey(r) && !kept.contains(r)) {
+                kept.add(r);
+            }
+        }
         List<RunHandle> written;
         try {
-            Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), ranges, config.clock.millis());
+            Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
             written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
                     kept);
         } catch (RuntimeException e) {
@@ -417,6 +425,20 @@ final class RunMaintenance {
         LOG.debug("log {}: compacted {} runs ({} bytes) into {} runs at level {}", log, inputs.size(), readBytes,
                 written.size(), outLevel);
         return true;
+    }
+
+    /** @return the range deletes no open snapshot predates (compaction may apply them) */
+    private List<RangeTombstone> ungated(List<RangeTombstone> ranges) {
+        if (state.gates.isEmpty()) {
+            return ranges;
+        }
+        List<RangeTombstone> out = new ArrayList<>(ranges.size());
+        for (RangeTombstone r : ranges) {
+            if (!state.gates.containsKey(r)) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /** Level 0 first in its order (newest first), then each deeper level by first key. */
