@@ -42,7 +42,7 @@ final class PartitionSnapshotCodec {
             List<Map.Entry<String, PartitionState.Unresolved>> pending = ps.pendingNow();
             Set<Txn> pendingTxns = PartitionState.txnsOf(pending);
             List<Map.Entry<String, Versioned>> committed = new ArrayList<>(ps.map.size());
-            List<MemRange> ranges = ps.ranges;
+            List<MemRange> ranges = ps.ranges.list;
             PartitionLayers.Layers layers = ps.layers.current();
             long now = ps.nowMillis();
             boolean expiring = false;
@@ -50,7 +50,7 @@ final class PartitionSnapshotCodec {
                 Versioned v = committedView(e.getValue(), pendingTxns);
                 // range deletes are applied here (the snapshot holds no ranges): committed ones hide at MAX_VALUE
                 if (v != null && !ReadFilter.hidden(e.getKey(), v, Long.MAX_VALUE, now, ranges, layers,
-                        ps.gates)) {
+                        ps.ranges.gates)) {
                     committed.add(Map.entry(e.getKey(), v));
                     expiring |= v.expiresAtMillis() != 0;
                 }

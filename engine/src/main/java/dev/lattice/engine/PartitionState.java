@@ -136,20 +136,10 @@ final class PartitionState {
     final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
     long appliedOffset = -1;
     long maxVersion;
-    /**
-     * The memtable's range deletes (copy on write by the applier; read before {@link #layers}, as {@link #map}).
-     * Frozen with the memtable once foldable; others move to the next memtable.
-     */
-    volatile List<MemRange> ranges = List.of();
-    /**
-     * Range deletes that a freeze wrote into a run while an open snapshot predated them: each hides nothing for
-     * snapshots before its write's publication, and compaction does not apply it, until no such snapshot is open.
-     */
-    final Map<dev.lattice.engine.lsm.RangeTombstone, Txn> gates = new ConcurrentHashMap<>();
+    /** The memtable's range deletes, the gates of older snapshots, the versions compaction must respect. */
+    final MemtableRanges ranges = new MemtableRanges();
     /** A value with an expiry was applied to this partition (reads must then filter even the memtable-only path). */
     volatile boolean expiringSeen;
-    /** The lowest version applied to the memtable since its freeze (range deletes older than it hide nothing there). */
-    volatile long memMinVersion = Long.MAX_VALUE;
     private long lastCompactHorizon = Long.MIN_VALUE;
 
     /**
@@ -191,13 +181,13 @@ final class PartitionState {
 
     /** As {@link #at(String, long)}, with expiry judged at {@code nowMillis}. */
     Versioned at(String key, long s, long nowMillis) {
-        List<MemRange> rs = ranges; // before the layers, as the map: a freeze moves ranges down
+        List<MemRange> rs = ranges.list; // before the layers, as the map: a freeze moves ranges down
         Object r = topAt(map.get(key), s);
         PartitionLayers.Layers l = layers.current();
         if (r == null && !l.isEmpty()) {
             r = layers.find(key, s);
         }
-        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l, gates)) {
+        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l, ranges.gates)) {
             return v;
         }
         return null;
@@ -240,7 +230,7 @@ final class PartitionState {
 
     /** @return the number of visible keys (walks the map only while atomic writes or layers below need it) */
     long count() {
-        if (layers.isEmpty() && ranges.isEmpty() && !expiringSeen) {
+        if (layers.isEmpty() && ranges.list.isEmpty() && !expiringSeen) {
             if (chained.isEmpty()) {
                 return map.size();
             }
@@ -265,7 +255,7 @@ final class PartitionState {
      * {@link #at(Object, long)}) while no layer exists below the memtable, {@link Versioned} otherwise.
      */
     java.util.Iterator<Map.Entry<String, Object>> scan(String from, String to, boolean reverse, long snapshot) {
-        List<MemRange> rs = ranges;
+        List<MemRange> rs = ranges.list;
         java.util.NavigableMap<String, Object> m = PartitionLayers.range(map, from, to);
         if (reverse) {
             m = m.descendingMap();
@@ -276,7 +266,7 @@ final class PartitionState {
         }
         java.util.Iterator<Map.Entry<String, Object>> it = l.isEmpty() ? m.entrySet().iterator()
                 : layers.scan(m, from, to, reverse, snapshot);
-        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers, gates);
+        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers, ranges.gates);
     }
 
     // ------------------------------------------------------------------ apply
@@ -336,7 +326,7 @@ final class PartitionState {
             }
             case WalRecord.Mutation.DELETE: {
                 boolean existed = at(m.key(), Long.MAX_VALUE, timeOf(version)) != null;
-                if (layers.isEmpty() && ranges.isEmpty()) {
+                if (layers.isEmpty() && ranges.list.isEmpty()) {
                     Object old = map.remove(m.key());
                     drop(m.key(), old);
                     return existed;
@@ -360,9 +350,7 @@ final class PartitionState {
         if (expiresAt != 0 && !expiringSeen) {
             expiringSeen = true;
         }
-        if (version < memMinVersion) {
-            memMinVersion = version;
-        }
+        ranges.noteVersion(version);
         Object old = map.put(key, new Versioned(value, version, expiresAt));
         account(estimate(key, value));
         drop(key, old);
@@ -370,82 +358,12 @@ final class PartitionState {
 
     /** Applier: a range delete joins the memtable (no key is touched: the cost is independent of the range). */
     void addRange(MemRange r) {
-        List<MemRange> next = new ArrayList<>(ranges.size() + 1);
-        next.addAll(ranges);
-        next.add(r);
-        ranges = List.copyOf(next);
-        account(MemRange.estimate(r.from, r.to));
+        account(ranges.add(r));
     }
 
-    /** Applier: removes the range deletes of an aborted atomic write. */
-    private void removeRanges(Txn t) {
-        List<MemRange> next = new ArrayList<>(ranges);
-        if (next.removeIf(r -> {
-            if (r.txn == t) {
-                account(-MemRange.estimate(r.from, r.to));
-                return true;
-            }
-            return false;
-        })) {
-            ranges = List.copyOf(next);
-        }
-    }
-
-    /** Applier: replaces published range deletes no open snapshot predates by folded ones. */
-    private void foldRanges(long horizon) {
-        if (!gates.isEmpty()) {
-            gates.values().removeIf(t -> t.seq > 0 && t.seq <= horizon);
-        }
-        List<MemRange> rs = ranges;
-        boolean any = false;
-        for (MemRange r : rs) {
-            if (r.txn != null && r.foldable(horizon)) {
-                any = true;
-                break;
-            }
-        }
-        if (!any) {
-            return;
-        }
-        List<MemRange> next = new ArrayList<>(rs.size());
-        for (MemRange r : rs) {
-            if (r.txn != null && r.foldable(horizon)) {
-                long v = r.txn.version;
-                if (v < memMinVersion) {
-                    memMinVersion = v;
-                }
-                next.add(r.folded());
-            } else {
-                next.add(r);
-            }
-        }
-        ranges = List.copyOf(next);
-    }
-
-    /** @return true while a range delete of this memtable waits for an open snapshot or its write's outcome */
-    private boolean rangesChained() {
-        for (MemRange r : ranges) {
-            if (r.txn != null) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * The lowest version that an entry above the runs (memtables) may have, for compaction: a range delete with a
-     * version at or below it hides nothing there. 0 while atomic writes are unresolved here (their version is not
-     * known yet).
-     */
+    /** @return the lowest version an entry above the runs may have (see {@link MemtableRanges#floorAboveRuns}) */
     long versionFloorAboveRuns() {
-        if (!unresolved.isEmpty() || rangesChained()) {
-            return 0;
-        }
-        long floor = memMinVersion;
-        for (FrozenMemtable f : layers.current().frozen()) {
-            floor = Math.min(floor, f.minVersion());
-        }
-        return floor;
+        return ranges.floorAboveRuns(!unresolved.isEmpty(), layers.current().frozen());
     }
 
     /** Gives back the estimate of a value (chain) no longer in the map. */
@@ -488,14 +406,12 @@ final class PartitionState {
         Txn t = new Txn("single");
         List<String> keys = insert(ms, t);
         atomics.visibility.publish(t, version);
-        if (version < memMinVersion) {
-            memMinVersion = version;
-        }
+        ranges.noteVersion(version);
         long horizon = atomics.visibility.horizon();
         for (String k : keys) {
             compact(k, horizon);
         }
-        foldRanges(horizon);
+        ranges.fold(horizon);
         return version;
     }
 
@@ -613,23 +529,21 @@ final class PartitionState {
             if (version > maxVersion) {
                 maxVersion = version;
             }
-            if (version < memMinVersion) {
-                memMinVersion = version;
-            }
+            ranges.noteVersion(version);
             long horizon = atomics.visibility.horizon();
             for (WalRecord.Mutation m : u.mutations()) {
                 if (m.op() != WalRecord.Mutation.DELETE_RANGE) {
                     compact(m.key(), horizon);
                 }
             }
-            foldRanges(horizon);
+            ranges.fold(horizon);
         } else {
             if (u.txn().seq == 0) {
                 u.txn().seq = Txn.ABORTED;
             }
             for (WalRecord.Mutation m : u.mutations()) {
                 if (m.op() == WalRecord.Mutation.DELETE_RANGE) {
-                    removeRanges(u.txn());
+                    account(ranges.remove(u.txn()));
                 } else {
                     unlink(m.key(), u.txn());
                 }
@@ -714,7 +628,7 @@ final class PartitionState {
      * moved since the last try.
      */
     void compactChained() {
-        if (chained.isEmpty() && !rangesChained() && gates.isEmpty()) {
+        if (chained.isEmpty() && ranges.settled()) {
             return;
         }
         long horizon = atomics.visibility.horizon();
@@ -722,7 +636,7 @@ final class PartitionState {
             return;
         }
         lastCompactHorizon = horizon;
-        foldRanges(horizon);
+        ranges.fold(horizon);
         for (String k : List.copyOf(chained)) {
             Object top = map.get(k);
             if (top instanceof TxnNode n && n.txn.seq > 0) {
@@ -885,23 +799,8 @@ final class PartitionState {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        // range deletes: folded ones freeze with the memtable (its run keeps them); the others stay in memory
-        long horizon = atomics.visibility.horizon();
-        List<dev.lattice.engine.lsm.RangeTombstone> frozenRanges = new ArrayList<>();
-        List<MemRange> kept = new ArrayList<>();
+        // range deletes: committed ones freeze with the memtable (its run keeps them); pending ones stay
         long nextMin = Long.MAX_VALUE;
-        for (MemRange r : ranges) {
-            if (r.foldable(horizon)) {
-                frozenRanges.add(r.persisted());
-            } else if (r.txn.seq > 0) { // committed: durable in the run, gated for the older snapshots
-                dev.lattice.engine.lsm.RangeTombstone p = r.persisted();
-                gates.put(p, r.txn);
-                frozenRanges.add(p);
-            } else { // pending: the manifest's engine state holds its prepare
-                kept.add(r);
-                moved += MemRange.estimate(r.from, r.to);
-            }
-        }
         for (Object o : next.values()) { // moved chains keep their published versions
             for (Object c = o; c instanceof TxnNode n; c = n.prev) {
                 if (n.txn.seq > 0) {
@@ -909,11 +808,11 @@ final class PartitionState {
                 }
             }
         }
+        MemtableRanges.Frozen fr = ranges.freeze(atomics.visibility.horizon(), nextMin);
+        moved += fr.keptBytes();
         FrozenMemtable f = new FrozenMemtable(old, views, appliedOffset, maxVersion, engineState,
-                memtableBytes - moved, List.copyOf(frozenRanges), memMinVersion);
+                memtableBytes - moved, fr.ranges(), fr.minVersion());
         layers.addFrozen(f);
-        ranges = List.copyOf(kept);
-        memMinVersion = nextMin;
         map = next;
         memtableBytes = moved;
         return f;
@@ -998,9 +897,7 @@ final class PartitionState {
         }
         map.clear();
         layers.setRuns(List.of());
-        ranges = List.of();
-        gates.clear();
-        memMinVersion = Long.MAX_VALUE;
+        ranges.clear();
         memtableBytes = 0;
         chained.clear();
         unresolved.clear();

@@ -373,7 +373,7 @@ final class RunMaintenance {
         List<RangeTombstone> kept = new ArrayList<>(CompactionFilter.keptRanges(active, bottom,
                 state.versionFloorAboveRuns()));
         for (RangeTombstone r : ranges) {
-            if (state.gates.containsKey(r) && !kept.contains(r)) {
+            if (state.ranges.gates.containsKey(r) && !kept.contains(r)) {
                 kept.add(r);
             }
         }
@@ -429,12 +429,12 @@ final class RunMaintenance {
 
     /** @return the range deletes no open snapshot predates (compaction may apply them) */
     private List<RangeTombstone> ungated(List<RangeTombstone> ranges) {
-        if (state.gates.isEmpty()) {
+        if (state.ranges.gates.isEmpty()) {
             return ranges;
         }
         List<RangeTombstone> out = new ArrayList<>(ranges.size());
         for (RangeTombstone r : ranges) {
-            if (!state.gates.containsKey(r)) {
+            if (!state.ranges.gates.containsKey(r)) {
                 out.add(r);
             }
         }
