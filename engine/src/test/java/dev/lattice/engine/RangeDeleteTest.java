@@ -351,6 +351,39 @@ class RangeDeleteTest {
         }
     }
 
+    /** A read-only follower sees range deletes and expiries as the owner does, through the log and through runs. */
+    @Test
+    void aFollowerSeesRangeDeletesAndExpiries() {
+        InMemoryStorage storage = new InMemoryStorage();
+        ManualClock clock = new ManualClock();
+        TreeMap<String, String> model = new TreeMap<>();
+        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(2).clock(clock)
+                .followerPollInterval(Duration.ofMillis(10));
+        try (Lattice owner = EngineBasicsTest.open(storage, cfg)) {
+            TreeImpl t = (TreeImpl) owner.tree("fo");
+            fill(t, model, 0, 300, "v");
+            assertThat(t.flushNow(30_000)).isTrue();
+            deleteRange(t, model, 100, 200);
+            t.put(key(150), b("ttl"), Duration.ofSeconds(5));
+            model.put(key(150), "ttl");
+            try (LatticeFollower f = Lattice.openReadOnly(LatticeConfig.builder().clock(clock)
+                    .followerPollInterval(Duration.ofMillis(10))
+                    .provider(new InMemoryWalStorageProvider(storage), true).build())) {
+                Tree ft = f.tree("fo");
+                assertThat(f.awaitCaughtUp("fo", 10_000)).isTrue();
+                verify(ft, model, 300);
+                assertThat(t.flushNow(30_000)).isTrue(); // the range delete moves into a run
+                deleteRange(t, model, 0, 10);
+                assertThat(f.awaitCaughtUp("fo", 10_000)).isTrue();
+                verify(ft, model, 300);
+                clock.advance(5_000);
+                model.remove(key(150));
+                verify(ft, model, 300);
+                verify(t, model, 300);
+            }
+        }
+    }
+
     @Test
     void withoutARunStoreTheCheckpointAppliesTheRangeDelete() {
         InMemoryStorage storage = new InMemoryStorage();
