@@ -25,7 +25,10 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class AtomicWrite {
 
-    /** One operation of the write. */
+    /**
+     * One operation of the write: {@code expected} is the expected version of an EXPECT, the expiry of a PUT_TTL;
+     * {@code value} the end key (UTF-8) of a DELETE_RANGE.
+     */
     record Op(TreeImpl tree, String key, byte kind, byte[] value, long expected) {
     }
 
@@ -63,8 +66,81 @@ public final class AtomicWrite {
             throw new IllegalStateException("this atomic write was already committed");
         }
         t.keyBytes(key);
-        ops.add(new Op(t, key, kind, kind == WalRecord.Mutation.PUT ? t.value(value) : null, expected));
+        if (kind == WalRecord.Mutation.PUT_TTL) {
+            value = t.valueWithTtl(value);
+        } else if (kind == WalRecord.Mutation.PUT) {
+            value = t.value(value);
+        } else if (kind != WalRecord.Mutation.DELETE_RANGE) {
+            value = null;
+        }
+        ops.add(new Op(t, key, kind, value, expected));
         return this;
+    }
+
+    /**
+     * Puts a value that expires {@code ttl} from now (see {@link Tree#put(String, byte[], java.time.Duration)}).
+     *
+     * @param tree a tree of this lattice
+     * @param key the key (the tree's key rules)
+     * @param value the value (copied; the tree's size limit less 8 bytes)
+     * @param ttl how long the value lives, positive
+     * @return this
+     * @throws NullPointerException if the tree, key or value is null
+     * @throws IllegalArgumentException if {@code ttl} is null, zero or negative, the key or value breaks the tree's
+     *     limits, or the tree is another lattice's
+     * @throws IllegalStateException if already committed
+     */
+    public AtomicWrite put(Tree tree, String key, byte[] value, java.time.Duration ttl) {
+        TreeImpl t = own(tree);
+        Objects.requireNonNull(value, "value");
+        long expiresAt = Expiry.expiresAt(t.context().config.clock, ttl);
+        return add(t, key, WalRecord.Mutation.PUT_TTL, value, expiresAt);
+    }
+
+    /**
+     * Deletes every key of the tree in {@code [fromInclusive, toExclusive)} (see {@link Tree#deleteRange}): one
+     * range tombstone in each of the tree's partitions. Keys this write puts survive it, whatever the order of the
+     * calls; one range per tree and write is the usual use, several are allowed.
+     *
+     * @param tree a tree of this lattice
+     * @param fromInclusive first key deleted
+     * @param toExclusive first key after the range, greater than {@code fromInclusive}
+     * @return this
+     * @throws IllegalArgumentException if a bound is null, empty or breaks the key limits, {@code fromInclusive >=
+     *     toExclusive}, or the tree is another lattice's
+     * @throws IllegalStateException if already committed
+     */
+    public AtomicWrite deleteRange(Tree tree, String fromInclusive, String toExclusive) {
+        TreeImpl t = own(tree);
+        Expiry.checkRange(fromInclusive, toExclusive);
+        t.keyBytes(toExclusive);
+        return add(t, fromInclusive, WalRecord.Mutation.DELETE_RANGE,
+                toExclusive.getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
+    }
+
+    /**
+     * {@link #put(Tree, String, byte[], java.time.Duration)} on the bound tree.
+     *
+     * @param key the key
+     * @param value the value
+     * @param ttl how long the value lives, positive
+     * @return this
+     * @throws IllegalStateException if the write is not bound to a tree
+     */
+    public AtomicWrite put(String key, byte[] value, java.time.Duration ttl) {
+        return put(boundTree(), key, value, ttl);
+    }
+
+    /**
+     * {@link #deleteRange(Tree, String, String)} on the bound tree.
+     *
+     * @param fromInclusive first key deleted
+     * @param toExclusive first key after the range
+     * @return this
+     * @throws IllegalStateException if the write is not bound to a tree
+     */
+    public AtomicWrite deleteRange(String fromInclusive, String toExclusive) {
+        return deleteRange(boundTree(), fromInclusive, toExclusive);
     }
 
     /**

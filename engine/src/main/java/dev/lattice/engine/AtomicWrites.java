@@ -100,6 +100,11 @@ final class AtomicWrites {
         this.ctx = ctx;
     }
 
+    /** @return the clock of time-to-live ({@link LatticeConfig.Builder#clock}) */
+    java.time.Clock clock() {
+        return ctx.config.clock;
+    }
+
     void bind(Lattice l) {
         this.lattice = l;
         EngineMeters m = ctx.meters;
@@ -333,6 +338,10 @@ final class AtomicWrites {
         int writes = 0;
         long addBytes = 0;
         for (AtomicWrite.Op op : w.ops) {
+            if (op.kind() == WalRecord.Mutation.DELETE_RANGE) {
+                writes += AtomicRanges.addRange(op, byLog, written);
+                continue;
+            }
             String id = op.tree().name() + "\u0000" + op.key();
             if (op.kind() == WalRecord.Mutation.EXPECT ? !expected.add(id) : !written.add(id)) {
                 throw new IllegalArgumentException("key '" + op.key() + "' of tree '" + op.tree().name() + "' is "
@@ -351,6 +360,11 @@ final class AtomicWrites {
                 case WalRecord.Mutation.DELETE -> {
                     p.mutations.add(WalRecord.Mutation.delete(op.key(), kb));
                     writes++;
+                }
+                case WalRecord.Mutation.PUT_TTL -> {
+                    p.mutations.add(WalRecord.Mutation.putTtl(op.key(), kb, op.value(), op.expected()));
+                    writes++;
+                    addBytes += PartitionState.estimate(op.key(), op.value());
                 }
                 default -> p.mutations.add(WalRecord.Mutation.expect(op.key(), kb, op.expected()));
             }
@@ -663,7 +677,9 @@ final class AtomicWrites {
     private static long digest(AtomicWrite w) {
         List<String> items = new ArrayList<>(w.ops.size());
         for (AtomicWrite.Op op : w.ops) {
-            items.add(op.tree().name() + "\u0000" + op.key() + "\u0000" + op.kind());
+            items.add(op.tree().name() + "\u0000" + op.key() + "\u0000" + op.kind()
+                    + (op.kind() == WalRecord.Mutation.DELETE_RANGE ? "\u0000" + new String(op.value(),
+                    StandardCharsets.UTF_8) : ""));
         }
         items.sort(Comparator.naturalOrder());
         try {

@@ -289,6 +289,36 @@ final class FollowerTree implements Tree {
     }
 
     @Override
+    public long put(String key, byte[] value, java.time.Duration ttl) {
+        throw readOnly("put");
+    }
+
+    @Override
+    public CompletableFuture<Long> putAsync(String key, byte[] value, java.time.Duration ttl) {
+        return CompletableFuture.failedFuture(readOnly("putAsync"));
+    }
+
+    @Override
+    public void putAll(Map<String, byte[]> entries, java.time.Duration ttl) {
+        throw readOnly("putAll");
+    }
+
+    @Override
+    public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, java.time.Duration ttl) {
+        return CompletableFuture.failedFuture(readOnly("putAllAsync"));
+    }
+
+    @Override
+    public long deleteRange(String fromInclusive, String toExclusive) {
+        throw readOnly("deleteRange");
+    }
+
+    @Override
+    public CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive) {
+        return CompletableFuture.failedFuture(readOnly("deleteRangeAsync"));
+    }
+
+    @Override
     public String toString() {
         return "FollowerTree[" + name + ", " + logs.length + " partitions]";
     }

@@ -16,9 +16,12 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * @param maxVersion the highest version given out before the freeze
  * @param engineState the pending atomic writes and decisions as of the freeze (manifest engine state)
  * @param estimateBytes the memory estimate of the entries it holds (given back once flushed)
+ * @param ranges its range deletes (folded: visible to every snapshot), written into its run
+ * @param minVersion the lowest version applied to it ({@code Long.MAX_VALUE} when none)
  */
 record FrozenMemtable(ConcurrentSkipListMap<String, Object> map, Map<String, Object> chainViews, long throughOffset,
-                      long maxVersion, byte[] engineState, long estimateBytes) {
+                      long maxVersion, byte[] engineState, long estimateBytes,
+                      java.util.List<dev.lattice.engine.lsm.RangeTombstone> ranges, long minVersion) {
 
     /** The chain view of a key the run needs nothing for. */
     static final Object NOTHING = new Object();

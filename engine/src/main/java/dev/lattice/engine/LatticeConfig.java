@@ -94,6 +94,8 @@ public final class LatticeConfig {
     final int maxKeyBytes;
     final int maxAtomicKeys;
     final Duration atomicRetention;
+    /** The wall clock of time-to-live: expiry at write time, and the "now" readers compare expiries with. */
+    final java.time.Clock clock;
     final ExecutorService ioExecutor;
     final Map<String, NamedProvider> namedProviders;
     final PlacementPolicy placementPolicy;
@@ -140,6 +142,7 @@ public final class LatticeConfig {
         this.maxKeyBytes = b.maxKeyBytes;
         this.maxAtomicKeys = b.maxAtomicKeys;
         this.atomicRetention = b.atomicRetention;
+        this.clock = b.clock;
         this.ioExecutor = b.ioExecutor;
         this.namedProviders = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(b.namedProviders));
         this.placementPolicy = b.placementPolicy;
@@ -207,6 +210,7 @@ public final class LatticeConfig {
         private int maxKeyBytes = DEFAULT_MAX_KEY_BYTES;
         private int maxAtomicKeys = DEFAULT_MAX_ATOMIC_KEYS;
         private Duration atomicRetention = DEFAULT_ATOMIC_RETENTION;
+        private java.time.Clock clock = java.time.Clock.systemUTC();
         private ExecutorService ioExecutor;
         private final Map<String, NamedProvider> namedProviders = new java.util.LinkedHashMap<>();
         private PlacementPolicy placementPolicy = PlacementPolicy.allOnDefault();
@@ -452,6 +456,22 @@ public final class LatticeConfig {
             if (retention.isZero()) {
                 throw new IllegalArgumentException("atomicRetention must be positive, got " + retention);
             }
+            return this;
+        }
+
+        /**
+         * The wall clock of time-to-live ({@link Tree#put(String, byte[], Duration)}): a write's expiry is this
+         * clock's time when the write is made plus its ttl, and a read hides values whose expiry is at or before
+         * this clock's time when it reads. Readers in other processes compare with their own clocks, so clock skew
+         * between processes moves expiry by the skew. Default {@link java.time.Clock#systemUTC()}; tests inject a
+         * controllable clock.
+         *
+         * @param clock the clock, only its {@link java.time.Clock#millis()} is used
+         * @return this
+         * @throws NullPointerException if {@code clock} is null
+         */
+        public Builder clock(java.time.Clock clock) {
+            this.clock = java.util.Objects.requireNonNull(clock, "clock");
             return this;
         }
 

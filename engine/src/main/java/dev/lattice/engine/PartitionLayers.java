@@ -30,8 +30,29 @@ final class PartitionLayers {
 
     private static final Cleaner CLEANER = Cleaner.create();
 
-    /** One immutable view of the layers. */
-    record Layers(List<FrozenMemtable> frozen, List<RunHandle> runs, long generation) {
+    /**
+     * One immutable view of the layers.
+     *
+     * @param ranges the range deletes of every frozen memtable and run (all visible to every snapshot)
+     */
+    record Layers(List<FrozenMemtable> frozen, List<RunHandle> runs, long generation,
+                  List<dev.lattice.engine.lsm.RangeTombstone> ranges) {
+
+        Layers(List<FrozenMemtable> frozen, List<RunHandle> runs, long generation) {
+            this(frozen, runs, generation, rangesOf(frozen, runs));
+        }
+
+        private static List<dev.lattice.engine.lsm.RangeTombstone> rangesOf(List<FrozenMemtable> frozen,
+                                                                          List<RunHandle> runs) {
+            List<dev.lattice.engine.lsm.RangeTombstone> out = new ArrayList<>();
+            for (FrozenMemtable f : frozen) {
+                out.addAll(f.ranges());
+            }
+            for (RunHandle r : runs) {
+                out.addAll(r.ref.meta().ranges());
+            }
+            return List.copyOf(out);
+        }
 
         boolean isEmpty() {
             return frozen.isEmpty() && runs.isEmpty();
@@ -185,7 +206,7 @@ final class PartitionLayers {
             }
             RunEntry e = h.reader().get(key, Long.MAX_VALUE);
             if (e != null) {
-                return e.tombstone() ? Tombstone.ABSENT : new Versioned(e.value(), e.version());
+                return view(e);
             }
         }
         return null;
@@ -326,9 +347,7 @@ final class PartitionLayers {
                 }
                 Object found = null;
                 for (Head h : same) { // rank order: newest layer first
-                    found = h.value instanceof RunEntry e
-                            ? (e.tombstone() ? Tombstone.ABSENT : new Versioned(e.value(), e.version()))
-                            : PartitionState.topAt(h.value, snapshot);
+                    found = h.value instanceof RunEntry e ? view(e) : PartitionState.topAt(h.value, snapshot);
                     if (found != null) {
                         break;
                     }
@@ -365,6 +384,11 @@ final class PartitionLayers {
             next = null;
             return e;
         }
+    }
+
+    /** @return what a run entry says: {@link Tombstone#ABSENT} or a {@link Versioned} (with its expiry) */
+    static Object view(RunEntry e) {
+        return e.tombstone() ? Tombstone.ABSENT : new Versioned(e.value(), e.version(), e.expiresAtMillis());
     }
 
     static NavigableMap<String, Object> range(NavigableMap<String, Object> m, String from, String to) {

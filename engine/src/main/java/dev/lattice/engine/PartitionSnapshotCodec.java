@@ -39,25 +39,35 @@ final class PartitionSnapshotCodec {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 * 1024);
             CheckedOutputStream checked = new CheckedOutputStream(bytes, new CRC32C());
             DataOutputStream out = new DataOutputStream(checked);
-            out.writeInt(PartitionState.SNAPSHOT_MAGIC);
-            out.writeInt(PartitionState.SNAPSHOT_FORMAT);
-            out.writeLong(ps.appliedOffset);
-            out.writeLong(ps.maxVersion);
             List<Map.Entry<String, PartitionState.Unresolved>> pending = ps.pendingNow();
             Set<Txn> pendingTxns = PartitionState.txnsOf(pending);
             List<Map.Entry<String, Versioned>> committed = new ArrayList<>(ps.map.size());
+            List<MemRange> ranges = ps.ranges.list;
+            PartitionLayers.Layers layers = ps.layers.current();
+            long now = ps.nowMillis();
+            boolean expiring = false;
             for (Map.Entry<String, Object> e : ps.map.entrySet()) {
                 Versioned v = committedView(e.getValue(), pendingTxns);
-                if (v != null) {
+                // range deletes are applied here (the snapshot holds no ranges): committed ones hide at MAX_VALUE
+                if (v != null && !ReadFilter.hidden(e.getKey(), v, Long.MAX_VALUE, now, ranges, layers,
+                        ps.ranges.gates)) {
                     committed.add(Map.entry(e.getKey(), v));
+                    expiring |= v.expiresAtMillis() != 0;
                 }
             }
+            out.writeInt(PartitionState.SNAPSHOT_MAGIC);
+            out.writeInt(expiring ? PartitionState.SNAPSHOT_FORMAT_TTL : PartitionState.SNAPSHOT_FORMAT);
+            out.writeLong(ps.appliedOffset);
+            out.writeLong(ps.maxVersion);
             out.writeLong(committed.size());
             for (Map.Entry<String, Versioned> e : committed) {
                 byte[] k = e.getKey().getBytes(StandardCharsets.UTF_8);
                 out.writeInt(k.length);
                 out.write(k);
                 out.writeLong(e.getValue().version());
+                if (expiring) {
+                    out.writeLong(e.getValue().expiresAtMillis());
+                }
                 out.writeInt(e.getValue().value().length);
                 out.write(e.getValue().value());
             }
@@ -83,9 +93,13 @@ final class PartitionSnapshotCodec {
             for (WalRecord.Mutation m : e.getValue().mutations()) {
                 out.writeByte(m.op());
                 writeKey(out, m.key());
-                if (m.op() == WalRecord.Mutation.PUT) {
+                if (m.op() == WalRecord.Mutation.PUT || m.op() == WalRecord.Mutation.PUT_TTL
+                        || m.op() == WalRecord.Mutation.DELETE_RANGE) {
                     out.writeInt(m.value().length);
                     out.write(m.value());
+                }
+                if (m.op() == WalRecord.Mutation.PUT_TTL) {
+                    out.writeLong(m.expiresAtMillis());
                 }
             }
         }
@@ -125,7 +139,7 @@ final class PartitionSnapshotCodec {
     private static Versioned committedView(Object o, Set<Txn> pending) {
         while (o instanceof PartitionState.TxnNode n) {
             if (n.txn.seq > 0 && !pending.contains(n.txn)) {
-                return n.value == null ? null : new Versioned(n.value, n.txn.version);
+                return n.value == null ? null : new Versioned(n.value, n.txn.version, n.expiresAt);
             }
             o = n.prev;
         }
@@ -178,7 +192,8 @@ final class PartitionSnapshotCodec {
                 throw new CorruptLogException(ps.log, throughOffset, "checkpoint has a wrong magic number");
             }
             int format = in.readInt();
-            if (format != PartitionState.SNAPSHOT_FORMAT && format != PartitionState.SNAPSHOT_FORMAT_V1) {
+            if (format != PartitionState.SNAPSHOT_FORMAT && format != PartitionState.SNAPSHOT_FORMAT_V1
+                    && format != PartitionState.SNAPSHOT_FORMAT_TTL) {
                 throw new CorruptLogException(ps.log, throughOffset, "checkpoint format " + format + " is unknown");
             }
             long through = in.readLong();
@@ -190,7 +205,8 @@ final class PartitionSnapshotCodec {
             for (long i = 0; i < count; i++) {
                 String k = readKey(ps, in, throughOffset);
                 long version = in.readLong();
-                ps.put(k, readValue(ps, in, throughOffset), version);
+                long expiresAt = format == PartitionState.SNAPSHOT_FORMAT_TTL ? in.readLong() : 0;
+                ps.put(k, readValue(ps, in, throughOffset), version, expiresAt);
                 if ((i & 1023) == 1023 && ps.memoryBudgetUsed.get() > budgetBytes) {
                     throw new MemoryBudgetExceededException("loading the checkpoint of " + ps.log + " (" + count
                             + " keys) stopped after " + (i + 1) + " keys: the live data estimate "
@@ -235,6 +251,12 @@ final class PartitionSnapshotCodec {
                     ms.add(WalRecord.Mutation.put(k, kb, readValue(ps, in, throughOffset)));
                 } else if (op == WalRecord.Mutation.DELETE) {
                     ms.add(WalRecord.Mutation.delete(k, kb));
+                } else if (op == WalRecord.Mutation.PUT_TTL) {
+                    byte[] v = readValue(ps, in, throughOffset);
+                    ms.add(WalRecord.Mutation.putTtl(k, kb, v, in.readLong()));
+                } else if (op == WalRecord.Mutation.DELETE_RANGE) {
+                    String to = new String(readValue(ps, in, throughOffset), StandardCharsets.UTF_8);
+                    ms.add(WalRecord.Mutation.deleteRange(k, kb, to));
                 } else {
                     throw new CorruptLogException(ps.log, throughOffset, "checkpoint pending op " + op);
                 }

@@ -44,20 +44,35 @@ final class PartitionState {
 
     static final int SNAPSHOT_FORMAT = 2;
     static final int SNAPSHOT_FORMAT_V1 = 1;
+    /**
+     * Format 2 with an {@code i64} expiry (epoch ms, 0 = never) after each key's version; written only when a value
+     * expires (published under checkpoint format {@value #SNAPSHOT_FORMAT}, the bytes say which).
+     */
+    static final int SNAPSHOT_FORMAT_TTL = 4;
     static final int SNAPSHOT_MAGIC = 0x4C54434B; // "LTCK"
     /** Estimated JVM bytes per entry besides key and value bytes (skip-list node, index, String, Versioned, array headers). */
     static final int ENTRY_OVERHEAD_BYTES = 128;
 
-    /** A value written by an atomic write; {@code value == null} is a delete. */
+    /** A value written by an atomic write; {@code value == null} is a delete; {@code expiresAt} 0 = never. */
     static final class TxnNode {
         final byte[] value;
         final Txn txn;
+        final long expiresAt;
         volatile Object prev;
 
         TxnNode(byte[] value, Txn txn, Object prev) {
+            this(value, 0, txn, prev);
+        }
+
+        TxnNode(byte[] value, long expiresAt, Txn txn, Object prev) {
             this.value = value;
+            this.expiresAt = expiresAt;
             this.txn = txn;
             this.prev = prev;
+        }
+
+        Object view() {
+            return value == null ? new Tombstone(txn.version) : new Versioned(value, txn.version, expiresAt);
         }
     }
 
@@ -121,6 +136,10 @@ final class PartitionState {
     final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
     long appliedOffset = -1;
     long maxVersion;
+    /** The memtable's range deletes, the gates of older snapshots, the versions compaction must respect. */
+    final MemtableRanges ranges = new MemtableRanges();
+    /** A value with an expiry was applied to this partition (reads must then filter even the memtable-only path). */
+    volatile boolean expiringSeen;
     private long lastCompactHorizon = Long.MIN_VALUE;
 
     /**
@@ -157,11 +176,31 @@ final class PartitionState {
      *     {@code s}), looking through the memtable and then the layers below it; null when absent
      */
     Versioned at(String key, long s) {
+        return at(key, s, nowMillis());
+    }
+
+    /** As {@link #at(String, long)}, with expiry judged at {@code nowMillis}. */
+    Versioned at(String key, long s, long nowMillis) {
+        List<MemRange> rs = ranges.list; // before the layers, as the map: a freeze moves ranges down
         Object r = topAt(map.get(key), s);
-        if (r == null && !layers.isEmpty()) {
+        PartitionLayers.Layers l = layers.current();
+        if (r == null && !l.isEmpty()) {
             r = layers.find(key, s);
         }
-        return r instanceof Versioned v ? v : null;
+        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l, ranges.gates)) {
+            return v;
+        }
+        return null;
+    }
+
+    /** @return the wall clock of time-to-live, in epoch ms */
+    long nowMillis() {
+        return atomics.clock().millis();
+    }
+
+    /** @return the wall-clock ms a write's version was cut at (its hybrid clock; deterministic on replay) */
+    static long timeOf(long version) {
+        return version >>> 12;
     }
 
     /** @return a memtable object's newest visible value, or null when it holds none (deleted or not here) */
@@ -182,7 +221,7 @@ final class PartitionState {
         while (o instanceof TxnNode n) {
             long seq = n.txn.seq;
             if (seq > 0 && seq <= s) {
-                return n.value == null ? Tombstone.ABSENT : new Versioned(n.value, n.txn.version);
+                return n.value == null ? Tombstone.ABSENT : new Versioned(n.value, n.txn.version, n.expiresAt);
             }
             o = n.prev;
         }
@@ -191,7 +230,7 @@ final class PartitionState {
 
     /** @return the number of visible keys (walks the map only while atomic writes or layers below need it) */
     long count() {
-        if (layers.isEmpty()) {
+        if (layers.isEmpty() && ranges.list.isEmpty() && !expiringSeen) {
             if (chained.isEmpty()) {
                 return map.size();
             }
@@ -216,14 +255,18 @@ final class PartitionState {
      * {@link #at(Object, long)}) while no layer exists below the memtable, {@link Versioned} otherwise.
      */
     java.util.Iterator<Map.Entry<String, Object>> scan(String from, String to, boolean reverse, long snapshot) {
+        List<MemRange> rs = ranges.list;
         java.util.NavigableMap<String, Object> m = PartitionLayers.range(map, from, to);
         if (reverse) {
             m = m.descendingMap();
         }
-        if (layers.isEmpty()) {
+        PartitionLayers.Layers l = layers.current();
+        if (l.isEmpty() && rs.isEmpty() && !expiringSeen) {
             return m.entrySet().iterator();
         }
-        return layers.scan(m, from, to, reverse, snapshot);
+        java.util.Iterator<Map.Entry<String, Object>> it = l.isEmpty() ? m.entrySet().iterator()
+                : layers.scan(m, from, to, reverse, snapshot);
+        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers, ranges.gates);
     }
 
     // ------------------------------------------------------------------ apply
@@ -250,7 +293,7 @@ final class PartitionState {
             case WalRecord.KIND_ATOMIC:
                 return applyAtomic(ms, version);
             case WalRecord.KIND_PREPARE:
-                return applyPrepare(ms, liveTxn);
+                return applyPrepare(ms, liveTxn, version);
             case WalRecord.KIND_RESOLVE:
                 applyResolve(ms.get(0));
                 return null;
@@ -266,8 +309,14 @@ final class PartitionState {
             case WalRecord.Mutation.PUT:
                 put(m.key(), m.value(), version);
                 return version;
+            case WalRecord.Mutation.PUT_TTL:
+                put(m.key(), m.value(), version, m.expiresAtMillis());
+                return version;
+            case WalRecord.Mutation.DELETE_RANGE:
+                addRange(new MemRange(m.key(), m.rangeEnd(), version, null));
+                return version;
             case WalRecord.Mutation.PUT_IF_VERSION: {
-                Versioned cur = latest(m.key());
+                Versioned cur = at(m.key(), Long.MAX_VALUE, timeOf(version));
                 long curVersion = cur == null ? 0 : cur.version();
                 if (curVersion != m.expectedVersion()) {
                     return Boolean.FALSE;
@@ -276,12 +325,12 @@ final class PartitionState {
                 return Boolean.TRUE;
             }
             case WalRecord.Mutation.DELETE: {
-                if (layers.isEmpty()) {
+                boolean existed = at(m.key(), Long.MAX_VALUE, timeOf(version)) != null;
+                if (layers.isEmpty() && ranges.list.isEmpty()) {
                     Object old = map.remove(m.key());
                     drop(m.key(), old);
-                    return latest(old) != null;
+                    return existed;
                 }
-                boolean existed = latest(m.key()) != null;
                 Object old = map.put(m.key(), new Tombstone(version));
                 account(estimate(m.key(), null));
                 drop(m.key(), old);
@@ -293,9 +342,28 @@ final class PartitionState {
     }
 
     void put(String key, byte[] value, long version) {
-        Object old = map.put(key, new Versioned(value, version));
+        put(key, value, version, 0);
+    }
+
+    /** Applier: a committed value; {@code expiresAt} 0 = never. */
+    void put(String key, byte[] value, long version, long expiresAt) {
+        if (expiresAt != 0 && !expiringSeen) {
+            expiringSeen = true;
+        }
+        ranges.noteVersion(version);
+        Object old = map.put(key, new Versioned(value, version, expiresAt));
         account(estimate(key, value));
         drop(key, old);
+    }
+
+    /** Applier: a range delete joins the memtable (no key is touched: the cost is independent of the range). */
+    void addRange(MemRange r) {
+        account(ranges.add(r));
+    }
+
+    /** @return the lowest version an entry above the runs may have (see {@link MemtableRanges#floorAboveRuns}) */
+    long versionFloorAboveRuns() {
+        return ranges.floorAboveRuns(!unresolved.isEmpty(), layers.current().frozen());
     }
 
     /** Gives back the estimate of a value (chain) no longer in the map. */
@@ -308,6 +376,11 @@ final class PartitionState {
 
     /** @return the first precondition that fails now, or null (deterministic in log order) */
     PreconditionFailure check(List<WalRecord.Mutation> ms) {
+        return check(ms, nowMillis());
+    }
+
+    /** As {@link #check(List)}, with expiry judged at {@code timeMillis} (the entry's time when applying). */
+    PreconditionFailure check(List<WalRecord.Mutation> ms, long timeMillis) {
         for (WalRecord.Mutation m : ms) {
             if (m.op() != WalRecord.Mutation.EXPECT) {
                 continue;
@@ -316,7 +389,7 @@ final class PartitionState {
             if (top instanceof TxnNode n && n.txn.seq == 0) {
                 return new PreconditionFailure(m.key(), m.expectedVersion(), 0, true);
             }
-            Versioned cur = latest(m.key());
+            Versioned cur = at(m.key(), Long.MAX_VALUE, timeMillis);
             long actual = cur == null ? 0 : cur.version();
             if (actual != m.expectedVersion()) {
                 return new PreconditionFailure(m.key(), m.expectedVersion(), actual, false);
@@ -326,17 +399,19 @@ final class PartitionState {
     }
 
     private Object applyAtomic(List<WalRecord.Mutation> ms, long version) {
-        PreconditionFailure f = check(ms);
+        PreconditionFailure f = check(ms, timeOf(version));
         if (f != null) {
             return f;
         }
         Txn t = new Txn("single");
         List<String> keys = insert(ms, t);
         atomics.visibility.publish(t, version);
+        ranges.noteVersion(version);
         long horizon = atomics.visibility.horizon();
         for (String k : keys) {
             compact(k, horizon);
         }
+        ranges.fold(horizon);
         return version;
     }
 
@@ -345,12 +420,20 @@ final class PartitionState {
         List<String> keys = new ArrayList<>(ms.size());
         for (WalRecord.Mutation m : ms) {
             byte op = m.op();
-            if (op != WalRecord.Mutation.PUT && op != WalRecord.Mutation.DELETE) {
+            if (op == WalRecord.Mutation.DELETE_RANGE) {
+                addRange(new MemRange(m.key(), m.rangeEnd(), 0, t));
+                continue;
+            }
+            if (op != WalRecord.Mutation.PUT && op != WalRecord.Mutation.DELETE && op != WalRecord.Mutation.PUT_TTL) {
                 continue;
             }
             String k = m.key();
-            byte[] v = op == WalRecord.Mutation.PUT ? m.value() : null;
-            map.compute(k, (key, older) -> new TxnNode(v, t, older));
+            byte[] v = op == WalRecord.Mutation.DELETE ? null : m.value();
+            long expiresAt = op == WalRecord.Mutation.PUT_TTL ? m.expiresAtMillis() : 0;
+            if (expiresAt != 0 && !expiringSeen) {
+                expiringSeen = true;
+            }
+            map.compute(k, (key, older) -> new TxnNode(v, expiresAt, t, older));
             chained.add(k);
             account(estimate(k, v));
             keys.add(k);
@@ -358,17 +441,18 @@ final class PartitionState {
         return keys;
     }
 
-    private Object applyPrepare(List<WalRecord.Mutation> ms, Txn liveTxn) {
+    private Object applyPrepare(List<WalRecord.Mutation> ms, Txn liveTxn, long version) {
         String id = ms.get(0).key();
         LogId coordinator = readLogId(ms.get(0).value());
-        PreconditionFailure f = check(ms);
+        PreconditionFailure f = check(ms, timeOf(version));
         if (f != null) {
             return f;
         }
         Txn t = liveTxn != null ? liveTxn : replayTxns.apply(id);
         List<WalRecord.Mutation> writes = new ArrayList<>(ms.size());
         for (WalRecord.Mutation m : ms) {
-            if (m.op() == WalRecord.Mutation.PUT || m.op() == WalRecord.Mutation.DELETE) {
+            if (m.op() == WalRecord.Mutation.PUT || m.op() == WalRecord.Mutation.DELETE
+                    || m.op() == WalRecord.Mutation.PUT_TTL || m.op() == WalRecord.Mutation.DELETE_RANGE) {
                 writes.add(m);
             }
         }
@@ -445,16 +529,24 @@ final class PartitionState {
             if (version > maxVersion) {
                 maxVersion = version;
             }
+            ranges.noteVersion(version);
             long horizon = atomics.visibility.horizon();
             for (WalRecord.Mutation m : u.mutations()) {
-                compact(m.key(), horizon);
+                if (m.op() != WalRecord.Mutation.DELETE_RANGE) {
+                    compact(m.key(), horizon);
+                }
             }
+            ranges.fold(horizon);
         } else {
             if (u.txn().seq == 0) {
                 u.txn().seq = Txn.ABORTED;
             }
             for (WalRecord.Mutation m : u.mutations()) {
-                unlink(m.key(), u.txn());
+                if (m.op() == WalRecord.Mutation.DELETE_RANGE) {
+                    account(ranges.remove(u.txn()));
+                } else {
+                    unlink(m.key(), u.txn());
+                }
             }
         }
     }
@@ -512,7 +604,7 @@ final class PartitionState {
                 map.put(key, new Tombstone(n.txn.version)); // hides older values below; same estimate as the node
             }
         } else {
-            map.put(key, new Versioned(n.value, n.txn.version));
+            map.put(key, new Versioned(n.value, n.txn.version, n.expiresAt));
         }
         chained.remove(key);
         dropChain(key, older);
@@ -536,7 +628,7 @@ final class PartitionState {
      * moved since the last try.
      */
     void compactChained() {
-        if (chained.isEmpty()) {
+        if (chained.isEmpty() && ranges.settled()) {
             return;
         }
         long horizon = atomics.visibility.horizon();
@@ -544,6 +636,7 @@ final class PartitionState {
             return;
         }
         lastCompactHorizon = horizon;
+        ranges.fold(horizon);
         for (String k : List.copyOf(chained)) {
             Object top = map.get(k);
             if (top instanceof TxnNode n && n.txn.seq > 0) {
@@ -706,8 +799,19 @@ final class PartitionState {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // range deletes: committed ones freeze with the memtable (its run keeps them); pending ones stay
+        long nextMin = Long.MAX_VALUE;
+        for (Object o : next.values()) { // moved chains keep their published versions
+            for (Object c = o; c instanceof TxnNode n; c = n.prev) {
+                if (n.txn.seq > 0) {
+                    nextMin = Math.min(nextMin, n.txn.version);
+                }
+            }
+        }
+        MemtableRanges.Frozen fr = ranges.freeze(atomics.visibility.horizon(), nextMin);
+        moved += fr.keptBytes();
         FrozenMemtable f = new FrozenMemtable(old, views, appliedOffset, maxVersion, engineState,
-                memtableBytes - moved);
+                memtableBytes - moved, fr.ranges(), fr.minVersion());
         layers.addFrozen(f);
         map = next;
         memtableBytes = moved;
@@ -740,7 +844,7 @@ final class PartitionState {
     static Object committedTop(Object o, Set<Txn> pending) {
         while (o instanceof TxnNode n) {
             if (n.txn.seq > 0 && !pending.contains(n.txn)) {
-                return n.value == null ? new Tombstone(n.txn.version) : new Versioned(n.value, n.txn.version);
+                return n.view();
             }
             o = n.prev;
         }
@@ -802,6 +906,7 @@ final class PartitionState {
         }
         map.clear();
         layers.setRuns(List.of());
+        ranges.clear();
         memtableBytes = 0;
         chained.clear();
         unresolved.clear();

@@ -1,6 +1,8 @@
 package dev.lattice.engine;
 
+import dev.lattice.engine.lsm.CompactionFilter;
 import dev.lattice.engine.lsm.EntryMerger;
+import dev.lattice.engine.lsm.RangeTombstone;
 import dev.lattice.engine.lsm.Manifest;
 import dev.lattice.engine.lsm.ManifestCodec;
 import dev.lattice.engine.lsm.RunEntry;
@@ -144,7 +146,11 @@ final class RunMaintenance {
             try {
                 PartitionLayers.Layers before = state.layers.current();
                 boolean bottom = before.runs().isEmpty() && before.frozen().size() == 1;
-                List<RunHandle> written = writeRuns(flushEntries(f, bottom), 0, config.targetRunBytes);
+                // covered entries dropped (the range deletes go into the run), expired values become tombstones,
+                // tombstones dropped when nothing lies below
+                Iterator<RunEntry> entries = EntryMerger.collect(CompactionFilter.apply(flushEntries(f, false),
+                        ungated(f.ranges()), config.clock.millis()), new long[0], bottom);
+                List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges());
                 publishLock.lock();
                 try {
                     List<Manifest.RunRef> refs = new ArrayList<>();
@@ -200,7 +206,7 @@ final class RunMaintenance {
                         o = PartitionState.committedTop(o, Set.of()); // not chained at the freeze: published
                     }
                     if (o instanceof Versioned v) {
-                        next = RunEntry.put(e.getKey(), v.version(), v.value());
+                        next = RunEntry.put(e.getKey(), v.version(), v.value(), v.expiresAtMillis());
                     } else if (o instanceof Tombstone t && !bottom) {
                         next = RunEntry.delete(e.getKey(), Math.max(0, t.version()));
                     }
@@ -353,17 +359,29 @@ final class RunMaintenance {
         }
         // sources newest first: level 0 in list order (newest first), then by level
         List<Iterator<RunEntry>> sources = new ArrayList<>();
+        List<RangeTombstone> ranges = new ArrayList<>();
         long readBytes = 0;
         for (RunHandle r : l.runs()) {
             if (in.contains(r)) {
                 sources.add(r.reader().scan(null, null));
+                ranges.addAll(r.ref.meta().ranges());
                 readBytes += r.ref.lengthBytes();
+            }
+        }
+        // a range delete an open snapshot predates (gated) is kept and not applied yet: that snapshot reads these runs
+        List<RangeTombstone> active = ungated(ranges);
+        List<RangeTombstone> kept = new ArrayList<>(CompactionFilter.keptRanges(active, bottom,
+                state.versionFloorAboveRuns()));
+        for (RangeTombstone r : ranges) {
+            if (state.ranges.gates.containsKey(r) && !kept.contains(r)) {
+                kept.add(r);
             }
         }
         List<RunHandle> written;
         try {
-            written = writeRuns(newestOnly(new EntryMerger(sources), bottom), outLevel,
-                    Math.min(config.targetRunBytes, maxRunBytes));
+            Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
+            written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
+                    kept);
         } catch (RuntimeException e) {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;
@@ -409,6 +427,20 @@ final class RunMaintenance {
         return true;
     }
 
+    /** @return the range deletes no open snapshot predates (compaction may apply them) */
+    private List<RangeTombstone> ungated(List<RangeTombstone> ranges) {
+        if (state.ranges.gates.isEmpty()) {
+            return ranges;
+        }
+        List<RangeTombstone> out = new ArrayList<>(ranges.size());
+        for (RangeTombstone r : ranges) {
+            if (!state.ranges.gates.containsKey(r)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
     /** Level 0 first in its order (newest first), then each deeper level by first key. */
     private static List<RunHandle> sortLevels(List<RunHandle> runs) {
         List<RunHandle> out = new ArrayList<>(runs);
@@ -431,8 +463,12 @@ final class RunMaintenance {
 
     // ------------------------------------------------------------------ writing runs
 
-    /** Writes entries as runs of {@code level}, a new run past {@code splitBytes}; returns their handles. */
-    private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes) {
+    /**
+     * Writes entries as runs of {@code level}, a new run past {@code splitBytes}, the range tombstones in the last
+     * one (a run of its own when there are no entries); returns their handles.
+     */
+    private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes,
+                                      List<RangeTombstone> ranges) {
         List<RunHandle> out = new ArrayList<>();
         RunWriter w = null;
         long limit = Math.min(splitBytes, maxRunBytes - Math.min(maxRunBytes / 8, 1 << 20)); // room for filter, index
@@ -452,7 +488,13 @@ final class RunMaintenance {
                     throw new IllegalStateException("stopped: the lattice is closing or the log was lost");
                 }
             }
-            if (w != null && w.entries() > 0) {
+            if (w == null && !ranges.isEmpty()) {
+                w = new RunWriter(blockBytes, BITS_PER_KEY, 64 << 10);
+            }
+            if (w != null) {
+                ranges.forEach(w::addRange);
+            }
+            if (w != null && (w.entries() > 0 || w.ranges() > 0)) {
                 out.add(finish(w, level));
             }
             return out;

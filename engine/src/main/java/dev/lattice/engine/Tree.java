@@ -1,5 +1,6 @@
 package dev.lattice.engine;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -95,6 +96,52 @@ public interface Tree {
         return w.commit().version();
     }
 
+    /**
+     * {@link #putAllAtomic(Map)} with a time-to-live for every entry (see {@link #put(String, byte[], Duration)}).
+     *
+     * @param entries key to value, at least one entry (values are copied)
+     * @param ttl how long the values live, positive
+     * @return the version every key now carries
+     * @throws NullPointerException if {@code entries}, a key or a value is null
+     * @throws IllegalArgumentException if {@code ttl} is null, zero or negative, or as {@link #putAllAtomic(Map)}
+     * @throws LatticeException as {@link AtomicWrite#commit()}
+     */
+    default long putAllAtomic(Map<String, byte[]> entries, Duration ttl) {
+        java.util.Objects.requireNonNull(entries, "entries");
+        AtomicWrite w = atomic();
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            w.put(e.getKey(), e.getValue(), ttl);
+        }
+        return w.commit().version();
+    }
+
+    /**
+     * Deletes every key in {@code [fromInclusive, toExclusive)}, all or nothing across the tree's partitions: one
+     * range tombstone per partition (a multi-log atomic write when the tree has several), so its cost does not
+     * depend on how many keys it covers. Reads (get, exists, getAll, scan, count) stop seeing the covered keys at
+     * once; a snapshot older than the delete (an open scan) still sees them. Keys written after it returns are not
+     * affected; puts in the same atomic write ({@link AtomicWrite#deleteRange}) survive it. Storage is reclaimed by
+     * compaction.
+     *
+     * @param fromInclusive first key deleted
+     * @param toExclusive first key after the range, greater than {@code fromInclusive}
+     * @return the version of the write
+     * @throws IllegalArgumentException if a bound is null or empty or breaks the key limits, or
+     *     {@code fromInclusive >= toExclusive} (nothing written)
+     * @throws LatticeException as {@link AtomicWrite#commit()}
+     */
+    long deleteRange(String fromInclusive, String toExclusive);
+
+    /**
+     * {@link #deleteRange} on the lattice's I/O threads.
+     *
+     * @param fromInclusive first key deleted
+     * @param toExclusive first key after the range
+     * @return completes with the write's version, or exceptionally as {@link #deleteRange} throws
+     * @throws IllegalArgumentException if the bounds are invalid (thrown at once, nothing written)
+     */
+    CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive);
+
     /** @return the tree's name */
     String name();
 
@@ -151,6 +198,23 @@ public interface Tree {
     long put(String key, byte[] value);
 
     /**
+     * Writes a value that expires: from {@code ttl} after the write (on this lattice's clock,
+     * {@link LatticeConfig.Builder#clock}) it is absent for every read (get, exists, getAll, scan, count) and for
+     * conditional writes, in this process and after a reopen; compaction reclaims it. The expiry is fixed when the
+     * write is made (this process's clock); readers compare it with their own clock, so clock skew between processes
+     * moves expiry by the skew. {@link #getVersioned} reports it ({@link Versioned#expiresAt()}). The value limit is
+     * 8 bytes smaller than {@link #maxValueBytes()} (the entry carries the expiry).
+     *
+     * @param key the key
+     * @param value the value
+     * @param ttl how long the value lives, positive (rounded up to whole milliseconds)
+     * @return the version of the write
+     * @throws NullPointerException if the key or value is null
+     * @throws IllegalArgumentException if {@code ttl} is null, zero or negative, or the key or value exceeds its limit
+     */
+    long put(String key, byte[] value, Duration ttl);
+
+    /**
      * Writes a value only if the key is absent when the write is decided (in log order).
      *
      * @param key the key
@@ -194,6 +258,16 @@ public interface Tree {
     void putAll(Map<String, byte[]> entries);
 
     /**
+     * {@link #putAll(Map)} with a time-to-live for every entry (see {@link #put(String, byte[], Duration)}).
+     *
+     * @param entries keys and values
+     * @param ttl how long the values live, positive
+     * @throws NullPointerException if the map, a key or a value is null
+     * @throws IllegalArgumentException if {@code ttl} is null, zero or negative, or a key or value exceeds its limit
+     */
+    void putAll(Map<String, byte[]> entries, Duration ttl);
+
+    /**
      * Ordered scan of {@code [fromInclusive, toExclusive)} across partitions. Reads as of the snapshot taken when
      * the scan starts with respect to atomic writes (each is seen wholly or not at all); a single-key write landing
      * during the scan is returned with one of its committed values (or skipped if deleted). Close the cursor (or
@@ -233,6 +307,17 @@ public interface Tree {
     CompletableFuture<Long> putAsync(String key, byte[] value);
 
     /**
+     * Asynchronous {@link #put(String, byte[], Duration)}.
+     *
+     * @param key the key
+     * @param value the value
+     * @param ttl how long the value lives, positive
+     * @return completes with the version
+     * @throws IllegalArgumentException if {@code ttl} is invalid or the key or value exceeds its limit (thrown at once)
+     */
+    CompletableFuture<Long> putAsync(String key, byte[] value, Duration ttl);
+
+    /**
      * Async form of {@link #putIfAbsent}.
      *
      * @param key the key
@@ -266,6 +351,16 @@ public interface Tree {
      * @return completes when every key is committed, or exceptionally with the first failure
      */
     CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries);
+
+    /**
+     * Asynchronous {@link #putAll(Map, Duration)}.
+     *
+     * @param entries keys and values
+     * @param ttl how long the values live, positive
+     * @return completes when all are written
+     * @throws IllegalArgumentException if {@code ttl} is invalid or a key or value exceeds its limit (thrown at once)
+     */
+    CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, Duration ttl);
 
     /**
      * Async form of {@link #get} (completes at once: reads are served from memory).

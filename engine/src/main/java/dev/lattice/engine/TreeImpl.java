@@ -299,7 +299,7 @@ final class TreeImpl implements Tree {
     }
 
     long nextVersion() {
-        long now = System.currentTimeMillis() << 12;
+        long now = ctx.config.clock.millis() << 12;
         return clock.updateAndGet(v -> Math.max(v + 1, now));
     }
 
@@ -403,6 +403,17 @@ final class TreeImpl implements Tree {
             throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
                     + maxValueBytes + " bytes (derived from provider '" + smallest.key() + "' max entry size "
                     + smallest.descriptor().limits().maxEntryBytes() + " bytes)");
+        }
+        return value.clone();
+    }
+
+    /** Validates a value written with a time-to-live (the entry carries 8 more bytes); returns a private copy. */
+    byte[] valueWithTtl(byte[] value) {
+        Objects.requireNonNull(value, "value");
+        if (value.length > maxValueBytes - Expiry.TTL_BYTES) {
+            throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
+                    + (maxValueBytes - Expiry.TTL_BYTES) + " bytes for a value with a ttl (maxValueBytes "
+                    + maxValueBytes + " less the 8-byte expiry)");
         }
         return value.clone();
     }
@@ -605,6 +616,40 @@ final class TreeImpl implements Tree {
     }
 
     @Override
+    public long put(String key, byte[] value, java.time.Duration ttl) {
+        byte[] kb = keyBytes(key);
+        byte[] v = valueWithTtl(value);
+        long expiresAt = Expiry.expiresAt(ctx.config.clock, ttl);
+        checkBudget(key, v);
+        return await(submitAndLead(WalRecord.Mutation.putTtl(key, kb, v, expiresAt)));
+    }
+
+    @Override
+    public CompletableFuture<Long> putAsync(String key, byte[] value, java.time.Duration ttl) {
+        byte[] kb = keyBytes(key);
+        byte[] v = valueWithTtl(value);
+        long expiresAt = Expiry.expiresAt(ctx.config.clock, ttl);
+        try {
+            checkBudget(key, v, false);
+        } catch (LatticeSaturatedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit(WalRecord.Mutation.putTtl(key, kb, v, expiresAt));
+    }
+
+    @Override
+    public long deleteRange(String fromInclusive, String toExclusive) {
+        checkOpen();
+        return atomic().deleteRange(fromInclusive, toExclusive).commit().version();
+    }
+
+    @Override
+    public CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive) {
+        checkOpen();
+        return atomic().deleteRange(fromInclusive, toExclusive).commitAsync().thenApply(AtomicResult::version);
+    }
+
+    @Override
     public boolean putIfAbsent(String key, byte[] value) {
         return putIfVersion(key, value, 0);
     }
@@ -628,7 +673,15 @@ final class TreeImpl implements Tree {
 
     @Override
     public void putAll(Map<String, byte[]> entries) {
-        List<WalRecord.Mutation> ms = mutationsOf(entries, true);
+        putAll(mutationsOf(entries, true, 0));
+    }
+
+    @Override
+    public void putAll(Map<String, byte[]> entries, java.time.Duration ttl) {
+        putAll(mutationsOf(entries, true, Expiry.expiresAt(ctx.config.clock, ttl)));
+    }
+
+    private void putAll(List<WalRecord.Mutation> ms) {
         if (ms.isEmpty()) {
             return;
         }
@@ -659,15 +712,16 @@ final class TreeImpl implements Tree {
      * Validates a putAll's entries and checks the memory budget for all of them (a blocking putAll waits for
      * flushes like a put; an asynchronous one fails at once with {@link LatticeSaturatedException}).
      */
-    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries, boolean mayWait) {
+    private List<WalRecord.Mutation> mutationsOf(Map<String, byte[]> entries, boolean mayWait, long expiresAt) {
         Objects.requireNonNull(entries, "entries");
         List<WalRecord.Mutation> ms = new ArrayList<>(entries.size());
         long add = 0;
         for (Map.Entry<String, byte[]> e : entries.entrySet()) {
             byte[] kb = keyBytes(e.getKey());
-            byte[] v = value(e.getValue());
+            byte[] v = expiresAt == 0 ? value(e.getValue()) : valueWithTtl(e.getValue());
             add += PartitionState.estimate(e.getKey(), v);
-            ms.add(WalRecord.Mutation.put(e.getKey(), kb, v));
+            ms.add(expiresAt == 0 ? WalRecord.Mutation.put(e.getKey(), kb, v)
+                    : WalRecord.Mutation.putTtl(e.getKey(), kb, v, expiresAt));
         }
         if (!ms.isEmpty()) {
             checkBudget(pipeline(ms.get(0).key()), add, mayWait);
@@ -715,9 +769,18 @@ final class TreeImpl implements Tree {
 
     @Override
     public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries) {
+        return putAllAsync(entries, 0);
+    }
+
+    @Override
+    public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, java.time.Duration ttl) {
+        return putAllAsync(entries, Expiry.expiresAt(ctx.config.clock, ttl));
+    }
+
+    private CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, long expiresAt) {
         List<WalRecord.Mutation> ms;
         try {
-            ms = mutationsOf(entries, false);
+            ms = mutationsOf(entries, false, expiresAt);
         } catch (LatticeSaturatedException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -21,7 +21,7 @@ import java.util.zip.CRC32C;
  * 4  i64 version (per-tree, assigned at batch cut)
  * 12 i32 mutation count
  * 16 mutations: u8 op, [i64 expected version if op = PUT_IF_VERSION], i32 key length, key (UTF-8),
- *    [i32 value length, value if op carries a value]
+ *    [i32 value length, value if op carries a value], [i64 expires-at epoch ms if op = PUT_TTL]
  * n-4 i32 CRC32C of bytes [0, n-4)
  * </pre>
  *
@@ -126,6 +126,10 @@ final class WalRecord {
         static final byte PUT_IF_VERSION = 3;
         /** Precondition of an atomic write: the key's version must equal the expected one (0 = absent). */
         static final byte EXPECT = 4;
+        /** A put with a time-to-live: key, value, then {@code i64} expiry (epoch ms of the writer's clock). */
+        static final byte PUT_TTL = 5;
+        /** A range delete: the key is the first key covered (inclusive), the value the UTF-8 end key (exclusive). */
+        static final byte DELETE_RANGE = 6;
         static final byte CREATE_TREE = 10;
         static final byte SET_PLACEMENT = 11;
         /** Atomic-write control record: the key is the write's id, the value its kind-specific fields. */
@@ -165,6 +169,26 @@ final class WalRecord {
             return new Mutation(DELETE, key, keyBytes, null, 0);
         }
 
+        /** A put that expires at {@code expiresAtMillis} (kept in the {@code expectedVersion} slot). */
+        static Mutation putTtl(String key, byte[] keyBytes, byte[] value, long expiresAtMillis) {
+            return new Mutation(PUT_TTL, key, keyBytes, value, expiresAtMillis);
+        }
+
+        /** A range delete of {@code [from, to)}. */
+        static Mutation deleteRange(String from, byte[] fromBytes, String to) {
+            return new Mutation(DELETE_RANGE, from, fromBytes, to.getBytes(StandardCharsets.UTF_8), 0);
+        }
+
+        /** @return the expiry of a PUT_TTL (epoch ms), 0 for other ops */
+        long expiresAtMillis() {
+            return op == PUT_TTL ? expectedVersion : 0;
+        }
+
+        /** @return the exclusive end key of a DELETE_RANGE */
+        String rangeEnd() {
+            return new String(value, StandardCharsets.UTF_8);
+        }
+
         /**
          * Catalog: a tree was created; the key is the tree name, the value holds the partition count and the
          * provider key of each partition ({@code i32 partitions, then per partition: u16 length, UTF-8 key}; a
@@ -189,7 +213,7 @@ final class WalRecord {
         }
 
         static boolean hasValue(byte op) {
-            return op == PUT || op == PUT_IF_VERSION || op == CREATE_TREE || op == SET_PLACEMENT || op == TXN
+            return op == PUT || op == PUT_IF_VERSION || op == PUT_TTL || op == DELETE_RANGE || op == CREATE_TREE || op == SET_PLACEMENT || op == TXN
                     || op == IDEM || op == CREATE_TREE_V2 || op == DROP_TREE;
         }
 
@@ -198,7 +222,8 @@ final class WalRecord {
         }
 
         int encodedSize() {
-            return 1 + (hasExpected(op) ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0);
+            return 1 + (hasExpected(op) ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0)
+                    + (op == PUT_TTL ? 8 : 0);
         }
 
         void writeTo(ByteBuffer b) {
@@ -210,11 +235,15 @@ final class WalRecord {
             if (hasValue()) {
                 b.putInt(value.length).put(value);
             }
+            if (op == PUT_TTL) {
+                b.putLong(expectedVersion);
+            }
         }
 
         static Mutation readFrom(ByteBuffer b) {
             byte op = b.get();
-            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != EXPECT && op != CREATE_TREE
+            if (op != PUT && op != DELETE && op != PUT_IF_VERSION && op != EXPECT && op != PUT_TTL
+                    && op != DELETE_RANGE && op != CREATE_TREE
                     && op != SET_PLACEMENT && op != TXN && op != IDEM && op != CREATE_TREE_V2 && op != DROP_TREE) {
                 throw new IllegalArgumentException("unknown mutation op " + op);
             }
@@ -225,6 +254,9 @@ final class WalRecord {
             if (hasValue(op)) {
                 value = new byte[checkLength(b, b.getInt())];
                 b.get(value);
+            }
+            if (op == PUT_TTL) {
+                expected = b.getLong();
             }
             return new Mutation(op, new String(key, StandardCharsets.UTF_8), key, value, expected);
         }

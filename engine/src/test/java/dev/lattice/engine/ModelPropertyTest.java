@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random operation sequences (point writes, conditional writes, atomic writes with passing and failing
  * preconditions, mixed puts and deletes) against a model map, with clean reopens, crashes (a new process opens the
- * storage before the old one closes) and checkpoints in between.
+ * storage before the old one closes) and checkpoints in between; range deletes, values with a time-to-live and a
+ * clock that moves (an injected {@link ManualClock}).
  */
 class ModelPropertyTest {
 
@@ -30,7 +31,7 @@ class ModelPropertyTest {
 
     @Provide
     Arbitrary<Op> ops() {
-        Arbitrary<Integer> kind = Arbitraries.integers().between(0, 8);
+        Arbitrary<Integer> kind = Arbitraries.integers().between(0, 12);
         Arbitrary<String> key = Arbitraries.strings().withChars("abcdé€").ofMinLength(1).ofMaxLength(3);
         Arbitrary<byte[]> value = Arbitraries.bytes().array(byte[].class).ofMaxSize(20);
         return Combinators.combine(kind, key, value).as(Op::new);
@@ -57,17 +58,66 @@ class ModelPropertyTest {
 
     private void check(List<Op> ops, LatticeConfig.Builder cfg, boolean flushes) {
         InMemoryStorage storage = new InMemoryStorage();
-        Map<String, byte[]> model = new TreeMap<>();
+        ManualClock clock = new ManualClock();
+        cfg.clock(clock);
+        TreeMap<String, byte[]> model = new TreeMap<>();
         Map<String, Long> versions = new TreeMap<>();
+        Map<String, Long> expiry = new TreeMap<>();
         Lattice l = open(storage, cfg);
         Tree t = l.tree("m");
         try {
             for (Op op : ops) {
+                // what expired is absent; every later write of a key replaces its expiry
+                expiry.entrySet().removeIf(e -> {
+                    if (e.getValue() <= clock.millis()) {
+                        model.remove(e.getKey());
+                        versions.remove(e.getKey());
+                        return true;
+                    }
+                    return false;
+                });
+                // the keys an op writes (without a ttl) lose their expiry; absent keys have none
+                switch (op.kind()) {
+                    case 0, 1, 2, 4 -> expiry.remove(op.key());
+                    case 6 -> List.of(op.key(), op.key() + "x", op.key() + "y").forEach(expiry::remove);
+                    case 8 -> List.of(op.key(), op.key() + "x", op.key() + "z").forEach(expiry::remove);
+                    case 11 -> {
+                        if (op.value().length % 3 == 0) {
+                            expiry.remove(op.key() + "x");
+                        }
+                    }
+                    default -> {
+                    }
+                }
                 switch (op.kind() == 5 && !flushes ? 9 : op.kind()) { // 5: a flush, else a reopen
                     case 0, 1 -> {
                         versions.put(op.key(), t.put(op.key(), op.value()));
                         model.put(op.key(), op.value());
                     }
+                    case 10 -> { // range delete of the key and every key it prefixes below "y"
+                        String to = op.key() + "y";
+                        t.deleteRange(op.key(), to);
+                        model.subMap(op.key(), to).clear();
+                        versions.keySet().removeIf(k -> k.compareTo(op.key()) >= 0 && k.compareTo(to) < 0);
+                        expiry.keySet().removeIf(k -> k.compareTo(op.key()) >= 0 && k.compareTo(to) < 0);
+                    }
+                    case 11 -> { // a value with a time-to-live: single, or in an atomic write with another key
+                        long ttl = 1 + op.value().length * 5L;
+                        if (op.value().length % 3 == 0) {
+                            long v = t.atomic().put(op.key(), op.value(), java.time.Duration.ofMillis(ttl))
+                                    .put(op.key() + "x", op.value()).commit().version();
+                            versions.put(op.key(), v);
+                            versions.put(op.key() + "x", v);
+                            model.put(op.key() + "x", op.value());
+                        } else {
+                            versions.put(op.key(), t.put(op.key(), op.value(), java.time.Duration.ofMillis(ttl)));
+                        }
+                        model.put(op.key(), op.value());
+                        expiry.put(op.key(), clock.millis() + ttl);
+                        assertThat(t.getVersioned(op.key()).orElseThrow().expiresAt())
+                                .contains(java.time.Instant.ofEpochMilli(clock.millis() + ttl));
+                    }
+                    case 12 -> clock.advance(op.value().length * 4L); // time passes (0..80 ms)
                     case 2 -> {
                         boolean had = model.containsKey(op.key());
                         assertThat(t.delete(op.key())).isEqualTo(had);
@@ -134,12 +184,23 @@ class ModelPropertyTest {
                 }
                 for (String k : List.of(op.key(), op.key() + "x", op.key() + "y", op.key() + "z")) {
                     Optional<byte[]> got = t.get(k);
-                    assertThat(got.orElse(null)).as(k).isEqualTo(model.get(k));
+                    assertThat(got.orElse(null)).as(k).isEqualTo(model.get(k) == null || expired(expiry, k, clock)
+                            ? null : model.get(k));
+                }
+                if (op.kind() >= 10) {
+                    long live = model.keySet().stream().filter(k -> !expired(expiry, k, clock)).count();
+                    assertThat(t.count()).as("count").isEqualTo(live);
                 }
             }
             l.close();
             l = open(storage, cfg);
             t = l.tree("m");
+            expiry.forEach((k, at) -> {
+                if (at <= clock.millis()) {
+                    model.remove(k);
+                    versions.remove(k);
+                }
+            });
             List<String> keys = new ArrayList<>();
             try (ScanCursor c = t.scan(null, null, false)) {
                 while (c.hasNext()) {
@@ -153,6 +214,11 @@ class ModelPropertyTest {
         } finally {
             l.close();
         }
+    }
+
+    private static boolean expired(Map<String, Long> expiry, String k, ManualClock clock) {
+        Long at = expiry.get(k);
+        return at != null && at <= clock.millis();
     }
 
     @Provide

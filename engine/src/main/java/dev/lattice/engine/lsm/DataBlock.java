@@ -46,6 +46,7 @@ final class DataBlock {
         private String keyString;
         private long version;
         private boolean tombstone;
+        private long expiresAt;
         private int valuePos;
         private int valueLen;
 
@@ -90,11 +91,12 @@ final class DataBlock {
             keyLen = shared + unshared;
             keyString = null;
             byte kind = in.get();
-            if (kind != RunFormat.KIND_PUT && kind != RunFormat.KIND_DELETE) {
+            if (kind != RunFormat.KIND_PUT && kind != RunFormat.KIND_DELETE && kind != RunFormat.KIND_PUT_EXPIRING) {
                 throw new IllegalStateException("unknown entry kind " + kind);
             }
             tombstone = kind == RunFormat.KIND_DELETE;
             version = RunFormat.getVarLong(in);
+            expiresAt = kind == RunFormat.KIND_PUT_EXPIRING ? RunFormat.getVarLong(in) : 0;
             if (tombstone) {
                 valueLen = 0;
                 valuePos = in.position();
@@ -114,7 +116,8 @@ final class DataBlock {
         }
 
         RunEntry entry() {
-            return new RunEntry(key(), version, tombstone, Arrays.copyOfRange(data, valuePos, valuePos + valueLen));
+            return new RunEntry(key(), version, tombstone, Arrays.copyOfRange(data, valuePos, valuePos + valueLen),
+                    expiresAt);
         }
 
         long version() {

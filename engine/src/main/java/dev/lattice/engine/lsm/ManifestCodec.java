@@ -19,6 +19,11 @@ public final class ManifestCodec {
 
     /** The checkpoint format number of a manifest (formats 1 and 2 are whole-partition snapshots). */
     public static final int FORMAT = 3;
+    /**
+     * The encoding this code writes inside a manifest checkpoint: 4 adds each run's range tombstones after its meta
+     * (encoding 3, written before range deletes existed, is still read). The checkpoint format stays {@link #FORMAT}.
+     */
+    public static final int ENCODING = 4;
     private static final int MAGIC = 0x4C4D414E; // "LMAN"
 
     private ManifestCodec() {
@@ -33,7 +38,7 @@ public final class ManifestCodec {
     public static byte[] encode(Manifest m) {
         RunFormat.ByteSink out = new RunFormat.ByteSink(256 + m.runs().size() * 96 + m.engineState().length);
         out.writeInt(MAGIC);
-        out.writeInt(FORMAT);
+        out.writeInt(ENCODING);
         out.writeLong(m.throughOffset());
         out.writeLong(m.lastVersion());
         RunFormat.putVarLong(out, m.runs().size());
@@ -44,6 +49,7 @@ public final class ManifestCodec {
             RunFormat.putVarLong(out, r.level());
             RunFormat.putVarLong(out, r.lengthBytes());
             RunMetaCodec.encode(r.meta(), out);
+            RunMetaCodec.encodeRanges(r.meta(), out);
         }
         RunFormat.putVarLong(out, m.engineState().length);
         out.write(m.engineState(), 0, m.engineState().length);
@@ -76,9 +82,9 @@ public final class ManifestCodec {
             throw new CorruptLogException(log, offset, "not a manifest (magic)");
         }
         int format = in.getInt();
-        if (format != FORMAT) {
+        if (format != FORMAT && format != ENCODING) {
             throw new CorruptLogException(log, offset, "manifest format " + format + " is not readable by this "
-                    + "release (reads " + FORMAT + ")");
+                    + "release (reads " + FORMAT + " and " + ENCODING + ")");
         }
         try {
             long through = in.getLong();
@@ -90,7 +96,7 @@ public final class ManifestCodec {
                 in.get(id);
                 int level = RunFormat.getVarInt(in);
                 long length = RunFormat.getVarLong(in);
-                RunMeta meta = RunMetaCodec.decode(in);
+                RunMeta meta = format >= ENCODING ? RunMetaCodec.decodeWithRanges(in) : RunMetaCodec.decode(in);
                 runs.add(new Manifest.RunRef(new RunId(new String(id, StandardCharsets.US_ASCII)), level, length, meta));
             }
             byte[] state = new byte[RunFormat.getVarInt(in)];

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The byte layout of a run, format version 1 (docs/wal-format.md "Run format"): data blocks, a Bloom filter block, an
+ * The byte layout of a run, format version 2 (docs/wal-format.md "Run format"): data blocks, a Bloom filter block, an
  * index block and a meta block, each followed by its CRC32C, then a fixed {@value #FOOTER_BYTES}-byte footer that
  * locates them. Varints are unsigned LEB128. Stateless helpers; thread-safe.
  */
@@ -12,8 +12,10 @@ public final class RunFormat {
 
     /** First 8 bytes of the footer. */
     public static final long MAGIC = 0x4C41545252554E31L; // "LATRRUN1"
-    /** The format version this code writes and reads. */
-    public static final int VERSION = 1;
+    /** The format version this code writes (2: value expiry, range tombstones in the meta block). */
+    public static final int VERSION = 2;
+    /** The first format version, still read (no expiring values, no range tombstones). */
+    public static final int VERSION_1 = 1;
     /** Footer length in bytes: magic, version, three (position, length) pairs, CRC32C of the rest. */
     public static final int FOOTER_BYTES = 8 + 4 + 3 * (8 + 4) + 4;
     /** Bytes of the CRC32C that follows every block. */
@@ -24,6 +26,8 @@ public final class RunFormat {
     static final byte KIND_PUT = 0;
     /** Entry kind byte: a tombstone. */
     static final byte KIND_DELETE = 1;
+    /** Entry kind byte (format 2): a value with an expiry, {@code expiresAtMillis:varlong} before its length. */
+    static final byte KIND_PUT_EXPIRING = 2;
 
     private RunFormat() {
     }

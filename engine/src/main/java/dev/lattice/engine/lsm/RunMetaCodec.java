@@ -20,6 +20,30 @@ final class RunMetaCodec {
         RunFormat.putVarLong(out, m.blocks());
     }
 
+    /** The range tombstone section of run format 2 and manifest encoding 4: n, then (from, to, version) each. */
+    static void encodeRanges(RunMeta m, RunFormat.ByteSink out) {
+        RunFormat.putVarLong(out, m.ranges().size());
+        for (RangeTombstone r : m.ranges()) {
+            string(out, r.from());
+            string(out, r.to());
+            RunFormat.putVarLong(out, r.version());
+        }
+    }
+
+    /** Decodes a meta block with its range section (format 2). */
+    static RunMeta decodeWithRanges(ByteBuffer in) {
+        RunMeta m = decode(in);
+        int n = RunFormat.getVarInt(in);
+        java.util.List<RangeTombstone> ranges = new java.util.ArrayList<>(Math.min(n, 1024));
+        for (int i = 0; i < n; i++) {
+            String from = string(in);
+            String to = string(in);
+            ranges.add(new RangeTombstone(from, to, RunFormat.getVarLong(in)));
+        }
+        return new RunMeta(m.entries(), m.tombstones(), m.minVersion(), m.maxVersion(), m.firstKey(), m.lastKey(),
+                m.userBytes(), m.blocks(), ranges);
+    }
+
     private static void string(RunFormat.ByteSink out, String s) {
         if (s == null) {
             RunFormat.putVarLong(out, 0);

@@ -61,9 +61,9 @@ public final class RunReader {
             throw corrupt(source, footerPos, "footer fails its CRC32C check");
         }
         int version = f.getInt(8);
-        if (version != RunFormat.VERSION) {
+        if (version != RunFormat.VERSION && version != RunFormat.VERSION_1) {
             throw corrupt(source, footerPos, "run format version " + version + " is not readable by this release "
-                    + "(reads version " + RunFormat.VERSION + ")");
+                    + "(reads versions " + RunFormat.VERSION_1 + " and " + RunFormat.VERSION + ")");
         }
         long filterPos = f.getLong(12);
         int filterLen = f.getInt(20);
@@ -89,7 +89,8 @@ public final class RunReader {
                     throw new IllegalStateException("index entry " + i + " points outside the data blocks");
                 }
             }
-            RunMeta meta = RunMetaCodec.decode(ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos)));
+            ByteBuffer metaBytes = ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos));
+            RunMeta meta = version >= 2 ? RunMetaCodec.decodeWithRanges(metaBytes) : RunMetaCodec.decode(metaBytes);
             return new RunReader(source, cache, keys, pos, len, filter, meta);
         } catch (RuntimeException e) {
             if (e instanceof CorruptRunException || e instanceof dev.lattice.spi.WalStorageException) {

@@ -38,6 +38,8 @@ public final class RunWriter {
     private String firstKey;
     private long userBytes;
     private boolean finished;
+    private final int formatVersion;
+    private final List<RangeTombstone> ranges = new ArrayList<>();
 
     /**
      * Creates a writer.
@@ -59,6 +61,15 @@ public final class RunWriter {
      * @throws IllegalArgumentException if an argument is out of range
      */
     public RunWriter(int blockBytes, int bitsPerKey, int expectedBytes) {
+        this(blockBytes, bitsPerKey, expectedBytes, RunFormat.VERSION);
+    }
+
+    /** As above, writing {@code formatVersion} (1 only for compatibility tests: no expiry, no range tombstones). */
+    RunWriter(int blockBytes, int bitsPerKey, int expectedBytes, int formatVersion) {
+        if (formatVersion != RunFormat.VERSION && formatVersion != RunFormat.VERSION_1) {
+            throw new IllegalArgumentException("run format version " + formatVersion + " cannot be written");
+        }
+        this.formatVersion = formatVersion;
         if (blockBytes < 256 || bitsPerKey < 1) {
             throw new IllegalArgumentException("blockBytes must be >= 256 and bitsPerKey >= 1, got " + blockBytes
                     + " and " + bitsPerKey);
@@ -85,6 +96,9 @@ public final class RunWriter {
             throw new IllegalArgumentException("entry " + e + " out of order after key '" + lastKeyString + "' v"
                     + lastVersion + " (keys ascending, versions of one key descending)");
         }
+        if (e.expiresAtMillis() != 0 && formatVersion < 2) {
+            throw new IllegalArgumentException("run format " + formatVersion + " has no expiring values");
+        }
         byte[] key = RunFormat.utf8(e.key());
         int shared = 0;
         if (blockEntries % RunFormat.RESTART_INTERVAL == 0) {
@@ -98,8 +112,12 @@ public final class RunWriter {
         RunFormat.putVarLong(block, shared);
         RunFormat.putVarLong(block, key.length - shared);
         block.write(key, shared, key.length - shared);
-        block.write(e.tombstone() ? RunFormat.KIND_DELETE : RunFormat.KIND_PUT);
+        block.write(e.tombstone() ? RunFormat.KIND_DELETE
+                : e.expiresAtMillis() != 0 ? RunFormat.KIND_PUT_EXPIRING : RunFormat.KIND_PUT);
         RunFormat.putVarLong(block, e.version());
+        if (e.expiresAtMillis() != 0) {
+            RunFormat.putVarLong(block, e.expiresAtMillis());
+        }
         if (!e.tombstone()) {
             RunFormat.putVarLong(block, e.value().length);
             block.write(e.value(), 0, e.value().length);
@@ -161,6 +179,28 @@ public final class RunWriter {
     }
 
     /**
+     * Adds a range tombstone (format 2), kept in the meta block; the run's key range grows to include its bounds.
+     *
+     * @param r the range tombstone
+     * @throws IllegalStateException if {@link #finish()} was called, or the writer writes format 1
+     */
+    public void addRange(RangeTombstone r) {
+        if (finished || formatVersion < 2) {
+            throw new IllegalStateException(finished ? "run already finished" : "run format 1 has no range tombstones");
+        }
+        ranges.add(r);
+    }
+
+    /**
+     * Range tombstones added so far.
+     *
+     * @return their count
+     */
+    public int ranges() {
+        return ranges.size();
+    }
+
+    /**
      * Entries added so far.
      *
      * @return entries
@@ -199,16 +239,26 @@ public final class RunWriter {
         long indexPos = out.size();
         int indexLen = writeWithCrc(part);
 
-        RunMeta meta = new RunMeta(entries, tombstones, entries == 0 ? -1 : minVersion, maxVersion, firstKey,
-                lastKeyString, userBytes, handles.size());
+        String lo = firstKey;
+        String hi = lastKeyString;
+        ranges.sort(java.util.Comparator.comparing(RangeTombstone::from).thenComparing(RangeTombstone::to));
+        for (RangeTombstone r : ranges) {
+            lo = lo == null || r.from().compareTo(lo) < 0 ? r.from() : lo;
+            hi = hi == null || r.to().compareTo(hi) > 0 ? r.to() : hi; // exclusive end: a conservative last key
+        }
+        RunMeta meta = new RunMeta(entries, tombstones, entries == 0 ? -1 : minVersion, maxVersion, lo, hi, userBytes,
+                handles.size(), ranges);
         part.reset();
         RunMetaCodec.encode(meta, part);
+        if (formatVersion >= 2) {
+            RunMetaCodec.encodeRanges(meta, part);
+        }
         long metaPos = out.size();
         int metaLen = writeWithCrc(part);
 
         RunFormat.ByteSink footer = new RunFormat.ByteSink(RunFormat.FOOTER_BYTES);
         footer.writeLong(RunFormat.MAGIC);
-        footer.writeInt(RunFormat.VERSION);
+        footer.writeInt(formatVersion);
         footer.writeLong(filterPos);
         footer.writeInt(filterLen);
         footer.writeLong(indexPos);
