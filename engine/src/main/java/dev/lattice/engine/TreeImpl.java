@@ -788,4 +788,24 @@ final class TreeImpl implements Tree {
         }
         return new MergeCursor(its, reverse, vis, snapshot);
     }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(dev.lattice.engine.feed.ChangePosition from) {
+        checkOpen();
+        return ChangeFeeds.open(ctx, placement, this, from, null);
+    }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(String consumer, dev.lattice.engine.feed.ChangePosition initial) {
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(initial, "initial");
+        checkOpen();
+        return ChangeFeeds.open(ctx, placement, this, initial, consumer);
+    }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
+        checkOpen();
+        return ChangeFeeds.snapshot(ctx, this, fromInclusive, toExclusive);
+    }
 }
