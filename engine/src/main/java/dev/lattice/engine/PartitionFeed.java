@@ -146,7 +146,7 @@ final class PartitionFeed {
             case WalRecord.KIND_MUTATIONS: {
                 List<Change> out = new ArrayList<>(e.ops().size());
                 for (FeedDecoder.Op op : e.ops()) {
-                    if (op.op() == WalRecord.Mutation.PUT_IF_VERSION && !holds(op)) {
+                    if (op.op() == WalRecord.Mutation.PUT_IF_VERSION && !holds(op, e.version())) {
                         continue;
                     }
                     change(out, e, op, e.version(), null);
@@ -154,9 +154,9 @@ final class PartitionFeed {
                 return out;
             }
             case WalRecord.KIND_ATOMIC:
-                return preconditionsHold(e.ops()) ? changes(e, e.version(), log + "@" + e.offset()) : List.of();
+                return preconditionsHold(e.ops(), e.version()) ? changes(e, e.version(), log + "@" + e.offset()) : List.of();
             case WalRecord.KIND_PREPARE: {
-                if (!preconditionsHold(e.ops())) {
+                if (!preconditionsHold(e.ops(), -1)) {
                     return List.of(); // the prepare failed when applied: the write is aborted
                 }
                 String id = e.ops().get(0).key();
@@ -197,18 +197,36 @@ final class PartitionFeed {
         }
     }
 
-    private boolean preconditionsHold(List<FeedDecoder.Op> ops) {
+    private boolean preconditionsHold(List<FeedDecoder.Op> ops, long entryVersion) {
         for (FeedDecoder.Op op : ops) {
-            if (op.op() == WalRecord.Mutation.EXPECT && !holds(op)) {
+            if (op.op() == WalRecord.Mutation.EXPECT && !holds(op, entryVersion)) {
                 return false;
             }
         }
         return true;
     }
 
-    private boolean holds(FeedDecoder.Op op) {
+    /**
+     * Whether a condition held when its entry was applied.
+     *
+     * @param entryVersion the version the entry gives its keys when applied, or -1 when not known yet (a PREPARE)
+     */
+    private boolean holds(FeedDecoder.Op op, long entryVersion) {
         long v = versionOf(op.key());
-        return v == -2 || v == op.expected();
+        if (v != -2) {
+            return v == op.expected();
+        }
+        // not followed since the start: no write of the key was applied in (start, this entry)
+        if (firstVersion > 0 && op.expected() >= firstVersion) {
+            return false; // expects a version written after the start, but none was
+        }
+        if (ownerState != null && entryVersion > 0) {
+            Versioned cur = ownerState.apply(op.key());
+            if (cur != null && cur.version() == entryVersion) {
+                return true; // the key still carries this entry's version: it was applied
+            }
+        }
+        return true; // cannot tell: taken as held (docs/engine.md, "Change feed")
     }
 
     /** The key's version before the entry being processed, 0 = absent, -2 = cannot tell. */
