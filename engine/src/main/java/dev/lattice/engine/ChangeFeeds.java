@@ -39,11 +39,11 @@ final class ChangeFeeds {
             checkConsumerName(consumer);
             start = ctx.feeds.get(tree, consumer).orElse(null);
             if (start == null) {
-                start = resolve(ctx, placement, from);
+                start = resolve(ctx, placement, owner, from);
                 ctx.feeds.store(tree, consumer, start); // registers it: trims keep what it still needs from now on
             }
         } else {
-            start = resolve(ctx, placement, from);
+            start = resolve(ctx, placement, owner, from);
         }
         PartitionFeed[] feeds = new PartitionFeed[partitions];
         for (int p = 0; p < partitions; p++) {
@@ -66,15 +66,25 @@ final class ChangeFeeds {
         }
     }
 
-    /** A concrete position: markers resolved (now = the committed tails), partition count checked. */
-    static ChangePosition resolve(EngineContext ctx, Placement placement, ChangePosition from) {
+    /**
+     * A concrete position: markers resolved, partition count checked. {@code now} is per partition the committed
+     * tail, lowered to just before the earliest PREPARE at or below it whose outcome is not logged by then (the feed
+     * delivers a multi-log write at its PREPARE, so one that commits later is still delivered).
+     */
+    static ChangePosition resolve(EngineContext ctx, Placement placement, TreeImpl owner, ChangePosition from) {
         int partitions = placement.keys().size();
         if (from.isNow()) {
             long[] o = new long[partitions];
             for (int p = 0; p < partitions; p++) {
                 LogId log = new LogId(placement.tree(), p);
                 WalStorageProvider provider = ctx.handle(placement.keyOf(p), log).provider();
-                o[p] = ctx.bounded(log, "state", () -> provider.state(log)).committedTail();
+                long tail = ctx.bounded(log, "state", () -> provider.state(log)).committedTail();
+                if (owner != null && owner.pipelines()[p].state.unresolved.isEmpty()
+                        && owner.pipelines()[p].state.appliedOffset >= tail) {
+                    o[p] = tail; // nothing prepared and unresolved here
+                } else {
+                    o[p] = Math.min(tail, earliestUnresolved(ctx, provider, log, tail) - 1);
+                }
             }
             return ChangePosition.of(o);
         }
@@ -88,6 +98,39 @@ final class ChangeFeeds {
                     + " partitions, tree '" + placement.tree() + "' has " + partitions);
         }
         return from;
+    }
+
+    /**
+     * Reads the retained log through {@code through}: the offset of the first PREPARE without a RESOLVE or DECISION
+     * at or below {@code through}, or {@code through + 1} when there is none.
+     */
+    private static long earliestUnresolved(EngineContext ctx, WalStorageProvider provider, LogId log, long through) {
+        long from = ctx.bounded(log, "state", () -> provider.state(log)).trimWatermark();
+        java.util.Map<String, Long> open = new java.util.LinkedHashMap<>();
+        while (from < through) {
+            long f = from;
+            ReadPage page = ctx.bounded(log, "read", () -> provider.read(log, f, 10_000, 8L << 20));
+            if (page.isEmpty()) {
+                break;
+            }
+            for (LogEntry e : page.entries()) {
+                if (e.offset() > through) {
+                    break;
+                }
+                FeedDecoder.Entry d = FeedDecoder.decode(log, e.offset(), e.payload());
+                if (d.kind() == WalRecord.KIND_PREPARE) {
+                    open.putIfAbsent(d.ops().get(0).key(), e.offset());
+                } else if (d.kind() == WalRecord.KIND_RESOLVE || d.kind() == WalRecord.KIND_DECISION) {
+                    open.remove(d.ops().get(0).key());
+                }
+                from = e.offset();
+            }
+        }
+        long min = through + 1;
+        for (long q : open.values()) {
+            min = Math.min(min, q);
+        }
+        return min;
     }
 
     /**

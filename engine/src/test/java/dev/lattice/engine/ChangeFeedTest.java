@@ -461,6 +461,8 @@ class ChangeFeedTest {
                     mutation(WalRecord.Mutation.put("x", b("x"), b("1"))),
                     mutation(WalRecord.Mutation.delete("y", b("y")))));
             append(p, log, entry(WalRecord.KIND_MUTATIONS, 950, mutation(WalRecord.Mutation.put("z", b("z"), b("1")))));
+            ChangeCursor fromNow = l.changes("t", ChangePosition.now());
+            assertThat(fromNow.position().offset(0)).as("'now' stops before the unresolved prepare").isZero();
             try (ChangeCursor c = l.changes("t", "feeder", ChangePosition.beginning())) {
                 assertThat(flat(drain(c, 100))).extracting(Change::key).containsExactly("a");
                 assertThat(c.position().offset(0)).as("waits at the unresolved prepare").isZero();
@@ -470,6 +472,8 @@ class ChangeFeedTest {
                 assertThat(got).extracting(Change::key).containsExactly("x", "y");
                 assertThat(got).allMatch(x -> x.version() == 955 && "aa".equals(x.atomicWriteId()) && x.offset() == 1);
                 assertThat(c.poll(Duration.ofSeconds(5))).extracting(Change::key).containsExactly("z");
+                assertThat(flat(drain(fromNow, 100))).extracting(Change::key).containsExactly("x", "y", "z");
+                fromNow.close();
                 // an aborted one, and one whose outcome is the decision in its own (coordinator) log
                 append(p, log, entry(WalRecord.KIND_PREPARE, 0, mutation(WalRecord.Mutation.txn("bb", fields)),
                         mutation(WalRecord.Mutation.put("never", b("never"), b("1")))));
