@@ -137,23 +137,27 @@ final class ChangeFeeds {
      * A scan with the position it is consistent with: per partition the applied offset before the scan starts,
      * lowered to just before the earliest PREPARE still unresolved then (so the feed delivers that write once it
      * commits).
+     *
+     * @param states each partition's state (the owner's, or a follower's)
+     * @param providers each partition's provider
+     * @param scan opens the scan, after the position is taken
      */
-    static ChangeSnapshot snapshot(EngineContext ctx, TreeImpl tree, String fromInclusive, String toExclusive) {
-        LogPipeline[] ps = tree.pipelines();
-        long[] o = new long[ps.length];
-        for (int p = 0; p < ps.length; p++) {
-            PartitionState st = ps[p].state;
+    static ChangeSnapshot snapshot(EngineContext ctx, String tree, PartitionState[] states,
+                                   WalStorageProvider[] providers, java.util.function.Supplier<ScanCursor> scan) {
+        long[] o = new long[states.length];
+        for (int p = 0; p < states.length; p++) {
+            PartitionState st = states[p];
             long applied = st.appliedOffset;
             Set<String> pending = new HashSet<>(st.unresolved.keySet());
-            o[p] = pending.isEmpty() ? applied : Math.min(applied, earliestPrepare(ctx, ps[p], pending, applied) - 1);
+            o[p] = pending.isEmpty() ? applied
+                    : Math.min(applied, earliestPrepare(ctx, new LogId(tree, p), providers[p], pending, applied) - 1);
         }
-        return new ChangeSnapshot(ChangePosition.of(o), tree.scan(fromInclusive, toExclusive, false));
+        return new ChangeSnapshot(ChangePosition.of(o), scan.get());
     }
 
     /** The offset of the first PREPARE of {@code ids} at or below {@code through}, or the first retained offset. */
-    private static long earliestPrepare(EngineContext ctx, LogPipeline lp, Set<String> ids, long through) {
-        LogId log = lp.log;
-        WalStorageProvider provider = lp.handle().provider();
+    private static long earliestPrepare(EngineContext ctx, LogId log, WalStorageProvider provider, Set<String> ids,
+                                        long through) {
         LogState st = ctx.bounded(log, "state", () -> provider.state(log));
         long from = st.trimWatermark();
         while (from < through) {

@@ -806,6 +806,12 @@ final class TreeImpl implements Tree {
     @Override
     public dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
         checkOpen();
-        return ChangeFeeds.snapshot(ctx, this, fromInclusive, toExclusive);
+        PartitionState[] states = new PartitionState[pipelines.length];
+        dev.lattice.spi.WalStorageProvider[] providers = new dev.lattice.spi.WalStorageProvider[pipelines.length];
+        for (int p = 0; p < states.length; p++) {
+            states[p] = pipelines[p].state;
+            providers[p] = pipelines[p].handle().provider();
+        }
+        return ChangeFeeds.snapshot(ctx, name, states, providers, () -> scan(fromInclusive, toExclusive, false));
     }
 }

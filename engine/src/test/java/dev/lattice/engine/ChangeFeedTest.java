@@ -389,6 +389,44 @@ class ChangeFeedTest {
         }
     }
 
+    @Test
+    void aReadOnlyFollowerTailsTheFeedAndSnapshotsWithoutClaimingOrWriting() {
+        InMemoryStorage s = new InMemoryStorage();
+        try (Lattice owner = memory(s, LatticeConfig.builder().partitions(2))) {
+            Tree t = owner.tree("t");
+            for (int i = 0; i < 20; i++) {
+                t.put("k" + i, b("v" + i));
+            }
+            long epoch = owner.provider().state(new LogId("t", 1)).epoch();
+            try (LatticeFollower f = Lattice.openReadOnly(LatticeConfig.builder()
+                    .provider(new InMemoryWalStorageProvider(s), true).build())) {
+                Tree ft = f.tree("t");
+                assertThat(f.awaitCaughtUp("t", 10_000)).isTrue();
+                Map<String, FeedChecks.Val> model = new TreeMap<>();
+                ChangePosition from;
+                try (ChangeSnapshot snap = ft.snapshotWithPosition(null, null)) {
+                    from = snap.position();
+                    snap.cursor().forEachRemaining(e -> model.put(e.key(), new FeedChecks.Val(e.value(), e.version())));
+                }
+                assertThat(model).hasSize(20);
+                t.put("k1", b("new"));
+                t.delete("k2");
+                try (ChangeCursor c = ft.changes(from)) {
+                    List<Change> rest = flat(drain(c, 100));
+                    assertThat(rest).extracting(Change::key).containsExactlyInAnyOrder("k1", "k2");
+                    apply(model, new HashMap<>(), rest);
+                }
+                assertSameState(model, scan(t));
+                try (ChangeCursor c = ft.changes(ChangePosition.beginning())) {
+                    assertThat(flat(drain(c, 100))).hasSize(22);
+                }
+            }
+            assertThat(owner.provider().state(new LogId("t", 1)).epoch()).isEqualTo(epoch);
+            assertThat(owner.provider().state(FeedConsumers.LOG_ID).committedTail()).isEqualTo(-1);
+            t.put("still", b("owner")); // never fenced
+        }
+    }
+
     // ---------------------------------------------------------------- hand-written entries
 
     private static byte[] entry(byte kind, long version, byte[]... mutations) {
