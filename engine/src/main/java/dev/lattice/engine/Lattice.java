@@ -404,6 +404,7 @@ public final class Lattice implements AutoCloseable {
         if (placement != null) {
             long epoch = purge.fence(placement);
             d = catalog.drop(name, epoch);
+            forgetChangeConsumers(name);
         }
         return purge.purge(d.placement());
     }
@@ -567,6 +568,17 @@ public final class Lattice implements AutoCloseable {
         ChangeFeeds.checkConsumerName(consumer);
         checkOpen();
         return ctx.feeds.remove(tree, consumer);
+    }
+
+    /** A dropped tree's change-feed consumers are unregistered (a re-created tree's offsets start over). */
+    private void forgetChangeConsumers(String tree) {
+        try {
+            for (String c : ctx.feeds.of(tree).keySet()) {
+                ctx.feeds.remove(tree, c);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("tree '{}' dropped, but its change-feed consumers could not be unregistered: {}", tree, e.toString());
+        }
     }
 
     private Placement placementOf(String tree) {

@@ -427,6 +427,37 @@ class ChangeFeedTest {
         }
     }
 
+    @Test
+    void conditionalWritesAfterAResumeAreDecidedFromTheOwnersState() {
+        try (Lattice l = memory(new InMemoryStorage(), LatticeConfig.builder().partitions(1))) {
+            Tree t = l.tree("t");
+            long a1 = t.put("a", b("1"));
+            t.put("b", b("1"));
+            ChangePosition start = t.changes(ChangePosition.now()).position();
+            assertThat(t.putIfVersion("a", b("2"), a1)).isTrue();        // untracked: the key still has its version
+            assertThat(t.putIfVersion("a", b("3"), a1)).isFalse();       // tracked by now
+            assertThat(t.putIfAbsent("b", b("2"))).isFalse();            // unchanged since the start: present
+            assertThat(t.putIfAbsent("c", b("1"))).isTrue();
+            long c1 = t.getVersioned("c").orElseThrow().version();
+            assertThat(t.putIfVersion("d", b("1"), c1)).isFalse();       // expects a version newer than the start
+            try (ChangeCursor c = t.changes(start)) {
+                List<Change> got = flat(drain(c, 100));
+                assertThat(got).extracting(x -> x.key() + "=" + new String(x.value(), StandardCharsets.UTF_8))
+                        .containsExactly("a=2", "c=1");
+            }
+        }
+    }
+
+    @Test
+    void droppingATreeUnregistersItsConsumers() {
+        try (Lattice l = memory(new InMemoryStorage(), LatticeConfig.builder().partitions(1))) {
+            l.tree("t").changes("c", ChangePosition.beginning()).close();
+            assertThat(l.changeConsumers("t")).containsOnlyKeys("c");
+            l.dropTree("t");
+            assertThat(l.changeConsumers("t")).isEmpty();
+        }
+    }
+
     // ---------------------------------------------------------------- hand-written entries
 
     private static byte[] entry(byte kind, long version, byte[]... mutations) {
