@@ -32,6 +32,8 @@ final class EngineContext {
     final EngineMeters meters;
     final AtomicLong memoryUsed = new AtomicLong();
     final AtomicWrites atomics = new AtomicWrites(this);
+    /** Registered change-feed consumers (their positions hold back trims). */
+    final FeedConsumers feeds = new FeedConsumers(this);
     /** Time writers waited for flushes because the memory budget was spent. */
     final java.util.concurrent.atomic.LongAdder stallNanos = new java.util.concurrent.atomic.LongAdder();
     /** The trees opened so far (set by the lattice). */

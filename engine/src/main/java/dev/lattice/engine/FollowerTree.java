@@ -322,4 +322,34 @@ final class FollowerTree implements Tree {
     public String toString() {
         return "FollowerTree[" + name + ", " + logs.length + " partitions]";
     }
+
+    /** Only reads the logs (no claim, nothing written); conditional writes as for a feed without the owner. */
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(dev.lattice.engine.feed.ChangePosition from) {
+        checkReadable();
+        return ChangeFeeds.open(ctx, placement, null, from, null);
+    }
+
+    /** A registered consumer writes its position to the engine's {@code _feeds} log (no tree log is claimed). */
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(String consumer, dev.lattice.engine.feed.ChangePosition initial) {
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(initial, "initial");
+        checkReadable();
+        return ChangeFeeds.open(ctx, placement, null, initial, consumer);
+    }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
+        checkReadable();
+        return read(() -> {
+            PartitionState[] states = new PartitionState[logs.length];
+            dev.lattice.spi.WalStorageProvider[] providers = new dev.lattice.spi.WalStorageProvider[logs.length];
+            for (int p = 0; p < logs.length; p++) {
+                states[p] = logs[p].state();
+                providers[p] = logs[p].currentProvider();
+            }
+            return ChangeFeeds.snapshot(ctx, name, states, providers, () -> scan(fromInclusive, toExclusive, false));
+        });
+    }
 }

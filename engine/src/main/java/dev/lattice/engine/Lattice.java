@@ -404,6 +404,7 @@ public final class Lattice implements AutoCloseable {
         if (placement != null) {
             long epoch = purge.fence(placement);
             d = catalog.drop(name, epoch);
+            forgetChangeConsumers(name);
         }
         return purge.purge(d.placement());
     }
@@ -504,6 +505,97 @@ public final class Lattice implements AutoCloseable {
     public AtomicWrite atomic() {
         checkOpen();
         return ctx.atomics.begin(null);
+    }
+
+    /**
+     * Opens an unregistered change feed of a tree without opening the tree: nothing is claimed or written, so it is
+     * safe beside the process that owns the tree (tools, followers). As {@link Tree#changes(ChangePosition)}, except
+     * that conditional writes on keys the feed has not seen written are taken as applied (see docs/engine.md).
+     *
+     * @param tree the tree's name
+     * @param from where to start
+     * @return the cursor (close it)
+     * @throws NoSuchTreeException if the tree does not exist
+     * @throws IllegalArgumentException if {@code from} has another partition count than the tree
+     * @throws dev.lattice.spi.WalStorageException if the catalog cannot be read
+     */
+    public dev.lattice.engine.feed.ChangeCursor changes(String tree, dev.lattice.engine.feed.ChangePosition from) {
+        return ChangeFeeds.open(ctx, placementOf(tree), openTree(tree), from, null);
+    }
+
+    /**
+     * Opens a registered consumer's change feed without opening the tree (it writes only the consumer's position,
+     * to the engine's {@code _feeds} log). As {@link Tree#changes(String, ChangePosition)}.
+     *
+     * @param tree the tree's name
+     * @param consumer the consumer's name, {@code [A-Za-z0-9._-]{1,128}}
+     * @param initial where a new consumer starts
+     * @return the cursor (close it)
+     * @throws NoSuchTreeException if the tree does not exist
+     * @throws IllegalArgumentException if the name breaks the rule or {@code initial} has another partition count
+     * @throws dev.lattice.spi.WalStorageException if the catalog or the stored positions cannot be read or written
+     */
+    public dev.lattice.engine.feed.ChangeCursor changes(String tree, String consumer,
+                                                       dev.lattice.engine.feed.ChangePosition initial) {
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(initial, "initial");
+        return ChangeFeeds.open(ctx, placementOf(tree), openTree(tree), initial, consumer);
+    }
+
+    /**
+     * The registered change-feed consumers of a tree with their stored positions.
+     *
+     * @param tree the tree's name
+     * @return consumer name to position, sorted by name
+     * @throws dev.lattice.spi.WalStorageException if the stored positions cannot be read
+     */
+    public Map<String, dev.lattice.engine.feed.ChangePosition> changeConsumers(String tree) {
+        LogId.validateTreeName(tree);
+        checkOpen();
+        return ctx.feeds.of(tree);
+    }
+
+    /**
+     * Unregisters a change-feed consumer: its position no longer holds back trims.
+     *
+     * @param tree the tree's name
+     * @param consumer the consumer's name
+     * @return true if it was registered
+     * @throws dev.lattice.spi.WalStorageException if the stored positions cannot be read or written
+     */
+    public boolean removeChangeConsumer(String tree, String consumer) {
+        LogId.validateTreeName(tree);
+        ChangeFeeds.checkConsumerName(consumer);
+        checkOpen();
+        return ctx.feeds.remove(tree, consumer);
+    }
+
+    /** A dropped tree's change-feed consumers are unregistered (a re-created tree's offsets start over). */
+    private void forgetChangeConsumers(String tree) {
+        try {
+            for (String c : ctx.feeds.of(tree).keySet()) {
+                ctx.feeds.remove(tree, c);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("tree '{}' dropped, but its change-feed consumers could not be unregistered: {}", tree, e.toString());
+        }
+    }
+
+    private Placement placementOf(String tree) {
+        LogId.validateTreeName(tree);
+        checkOpen();
+        catalog.refresh();
+        Placement p = catalog.placement(tree);
+        if (p == null) {
+            throw new NoSuchTreeException(tree, "tree '" + tree + "' does not exist");
+        }
+        return p;
+    }
+
+    /** The tree if this lattice has it open (its state then helps the feed decide conditional writes), else null. */
+    private TreeImpl openTree(String name) {
+        CompletableFuture<TreeImpl> f = trees.get(name);
+        return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
     }
 
     /** Called by a tree's open once its logs are replayed and registered, before it resolves leftovers. */

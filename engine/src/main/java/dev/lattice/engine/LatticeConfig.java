@@ -48,6 +48,8 @@ public final class LatticeConfig {
     public static final int DEFAULT_MAX_ATOMIC_KEYS = 4096;
     /** Default for {@link Builder#atomicRetention}: 24 hours. */
     public static final Duration DEFAULT_ATOMIC_RETENTION = Duration.ofHours(24);
+    /** Default for {@link Builder#changeFeedRetentionEntries}: one million entries per log. */
+    public static final long DEFAULT_CHANGE_FEED_RETENTION_ENTRIES = 1_000_000;
     /** Hard upper bound for {@link Builder#maxKeyBytes}: 64 KiB. */
     public static final int MAX_KEY_BYTES_LIMIT = 64 * 1024;
     /** Default deadline of one provider call made by the engine (see {@link Builder#providerCallTimeout}). */
@@ -96,6 +98,7 @@ public final class LatticeConfig {
     final Duration atomicRetention;
     /** The wall clock of time-to-live: expiry at write time, and the "now" readers compare expiries with. */
     final java.time.Clock clock;
+    final long changeFeedRetentionEntries;
     final ExecutorService ioExecutor;
     final Map<String, NamedProvider> namedProviders;
     final PlacementPolicy placementPolicy;
@@ -143,6 +146,7 @@ public final class LatticeConfig {
         this.maxAtomicKeys = b.maxAtomicKeys;
         this.atomicRetention = b.atomicRetention;
         this.clock = b.clock;
+        this.changeFeedRetentionEntries = b.changeFeedRetentionEntries;
         this.ioExecutor = b.ioExecutor;
         this.namedProviders = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(b.namedProviders));
         this.placementPolicy = b.placementPolicy;
@@ -211,6 +215,7 @@ public final class LatticeConfig {
         private int maxAtomicKeys = DEFAULT_MAX_ATOMIC_KEYS;
         private Duration atomicRetention = DEFAULT_ATOMIC_RETENTION;
         private java.time.Clock clock = java.time.Clock.systemUTC();
+        private long changeFeedRetentionEntries = DEFAULT_CHANGE_FEED_RETENTION_ENTRIES;
         private ExecutorService ioExecutor;
         private final Map<String, NamedProvider> namedProviders = new java.util.LinkedHashMap<>();
         private PlacementPolicy placementPolicy = PlacementPolicy.allOnDefault();
@@ -472,6 +477,28 @@ public final class LatticeConfig {
          */
         public Builder clock(java.time.Clock clock) {
             this.clock = java.util.Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * How far registered change-feed consumers may hold back the trim of a log: after a checkpoint through
+         * offset {@code c}, the log is trimmed through {@code max(min(c, slowest), c - entries)}, where
+         * {@code slowest} is the lowest position of the tree's registered consumers in that partition
+         * ({@link Tree#changes(String, dev.lattice.engine.feed.ChangePosition)}). So a log keeps at most this many
+         * entries at or below its latest checkpoint for consumers; a consumer further behind finds its entries
+         * trimmed and gets {@link dev.lattice.engine.feed.ChangeFeedTrimmedException}. Counted in entries (offsets)
+         * because that is what the engine knows of every log without reading it. Default
+         * {@value #DEFAULT_CHANGE_FEED_RETENTION_ENTRIES}; 0 = consumers never hold back a trim.
+         *
+         * @param entries 0 or more
+         * @return this
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder changeFeedRetentionEntries(long entries) {
+            if (entries < 0) {
+                throw new IllegalArgumentException("changeFeedRetentionEntries must be >= 0, got " + entries);
+            }
+            this.changeFeedRetentionEntries = entries;
             return this;
         }
 

@@ -1566,9 +1566,10 @@ final class LogPipeline {
             ctx.stats.checkpoints.increment();
             ctx.stats.checkpointBytes.add(snapshot.length);
             lastCheckpointOffset = through;
-            if (through >= 0) {
+            long trimTo = ctx.feeds.trimThrough(log, through); // registered change-feed consumers may hold it back
+            if (trimTo >= 0) {
                 watched("trim", false, () -> {
-                    provider.trim(log, fence, through);
+                    provider.trim(log, fence, trimTo);
                     return null;
                 });
                 ctx.stats.trims.increment();

@@ -280,6 +280,53 @@ public interface Tree {
      */
     ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse);
 
+    /**
+     * Opens an unregistered change feed: the committed mutations of this tree after {@code from}, in log order per
+     * partition (see {@link dev.lattice.engine.feed.ChangeCursor}). It only reads the logs (no claim, nothing written)
+     * and holds back no trim: if the log is trimmed past its position, {@code poll} throws
+     * {@link dev.lattice.engine.feed.ChangeFeedTrimmedException}.
+     *
+     * @param from where to start: {@link dev.lattice.engine.feed.ChangePosition#beginning()},
+     *     {@link dev.lattice.engine.feed.ChangePosition#now()} or a position a cursor returned
+     * @return the cursor (close it)
+     * @throws NullPointerException if {@code from} is null
+     * @throws IllegalArgumentException if {@code from} has another partition count than the tree
+     * @throws dev.lattice.spi.WalStorageException if the provider fails while resolving {@code now()}
+     */
+    dev.lattice.engine.feed.ChangeCursor changes(dev.lattice.engine.feed.ChangePosition from);
+
+    /**
+     * Opens the change feed of a named, registered consumer. A consumer registered before resumes from its stored
+     * position ({@code initial} is ignored); a new one is registered at {@code initial} (stored durably before this
+     * returns). {@link dev.lattice.engine.feed.ChangeCursor#commit()} stores the cursor's position. While registered,
+     * the consumer holds back the trim of every log of the tree to its position, by at most
+     * {@link LatticeConfig.Builder#changeFeedRetentionEntries} entries; past that bound it gets
+     * {@link dev.lattice.engine.feed.ChangeFeedTrimmedException}. Remove it with
+     * {@link Lattice#removeChangeConsumer}.
+     *
+     * @param consumer the consumer's name, {@code [A-Za-z0-9._-]{1,128}}
+     * @param initial where a new consumer starts (a marker or a position)
+     * @return the cursor (close it)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the name breaks the rule or {@code initial} has another partition count
+     * @throws dev.lattice.spi.WalStorageException if the stored positions cannot be read or written
+     */
+    dev.lattice.engine.feed.ChangeCursor changes(String consumer, dev.lattice.engine.feed.ChangePosition initial);
+
+    /**
+     * A scan of {@code [fromInclusive, toExclusive)} (null bounds = open ends, ascending) with the change-feed
+     * position it is consistent with: the scan reflects every change at or below the position (and maybe some
+     * later ones); see {@link dev.lattice.engine.feed.ChangeSnapshot}. For a consumer that must start over after
+     * {@link dev.lattice.engine.feed.ChangeFeedTrimmedException}.
+     *
+     * @param fromInclusive lowest key, or null
+     * @param toExclusive upper bound, or null
+     * @return the snapshot (close it)
+     * @throws OwnershipLostException if another process claimed one of the tree's logs
+     * @throws dev.lattice.spi.WalStorageException if the provider fails while the position is computed
+     */
+    dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive);
+
     /** @return the number of keys (sums the partitions; exact when no write runs concurrently) */
     long count();
 

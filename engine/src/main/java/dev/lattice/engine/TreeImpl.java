@@ -851,4 +851,30 @@ final class TreeImpl implements Tree {
         }
         return new MergeCursor(its, reverse, vis, snapshot);
     }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(dev.lattice.engine.feed.ChangePosition from) {
+        checkOpen();
+        return ChangeFeeds.open(ctx, placement, this, from, null);
+    }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeCursor changes(String consumer, dev.lattice.engine.feed.ChangePosition initial) {
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(initial, "initial");
+        checkOpen();
+        return ChangeFeeds.open(ctx, placement, this, initial, consumer);
+    }
+
+    @Override
+    public dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
+        checkOpen();
+        PartitionState[] states = new PartitionState[pipelines.length];
+        dev.lattice.spi.WalStorageProvider[] providers = new dev.lattice.spi.WalStorageProvider[pipelines.length];
+        for (int p = 0; p < states.length; p++) {
+            states[p] = pipelines[p].state;
+            providers[p] = pipelines[p].handle().provider();
+        }
+        return ChangeFeeds.snapshot(ctx, name, states, providers, () -> scan(fromInclusive, toExclusive, false));
+    }
 }
