@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
         description = "Lattice: an embedded ordered key-value engine on a write-ahead-log provider SPI.",
         subcommands = {DemoCommand.class, PutCommand.class, GetCommand.class, ScanCommand.class,
                 DeleteCommand.class, WalCommand.class, ProvidersCommand.class, PlacementCommand.class,
-                TreeCommand.class},
+                TreeCommand.class, TailCommand.class},
         footer = {"", "Exit codes: 0 ok, 1 failure, 2 bad usage, 3 not found, 4 verification failed."})
 public final class LatticeCommand implements Callable<Integer> {
 
