@@ -1566,6 +1566,14 @@ final class LogPipeline {
             ctx.stats.checkpoints.increment();
             ctx.stats.checkpointBytes.add(snapshot.length);
             lastCheckpointOffset = through;
+        } catch (FencedException e) {
+            lostOwnership(e);
+            return false;
+        } catch (RuntimeException e) {
+            return checkpointFailed(through, e);
+        }
+        // published: from here on a failure must not make the caller undo it (a manifest's runs are live now)
+        try {
             long trimTo = ctx.feeds.trimThrough(log, through); // registered change-feed consumers may hold it back
             if (trimTo >= 0) {
                 watched("trim", false, () -> {
@@ -1580,21 +1588,25 @@ final class LogPipeline {
                 return null;
             });
             checkpointIssue = null;
-            return true;
         } catch (FencedException e) {
             lostOwnership(e);
-            return false;
         } catch (RuntimeException e) {
-            checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
-                    + through + " failed: " + e);
-            ctx.stats.checkpointFailures.increment();
-            ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
-                    tags.and("type", e.getClass().getSimpleName()))
-                    .increment();
-            LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
-                    e.toString());
-            return false;
+            checkpointFailed(through, e); // the next checkpoint trims and deletes again
         }
+        return true;
+    }
+
+    /** Records a failed checkpoint publish, trim or delete (health issue, meters, log); returns false. */
+    private boolean checkpointFailed(long through, RuntimeException e) {
+        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
+                + through + " failed: " + e);
+        ctx.stats.checkpointFailures.increment();
+        ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
+                tags.and("type", e.getClass().getSimpleName()))
+                .increment();
+        LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
+                e.toString());
+        return false;
     }
 
     /** A checkpoint larger than the provider stores: nothing is uploaded, the log keeps its tail untrimmed. */

@@ -168,9 +168,8 @@ final class RunMaintenance {
                 } finally {
                     publishLock.unlock();
                 }
-                for (RunHandle h : written) {
-                    deleteQuietly(h.ref.id());
-                }
+                // not deleted: a publish that failed with an unknown outcome may have landed and name these runs;
+                // runs no manifest names are collected by the next owner's open
             } catch (dev.lattice.spi.FencedException e) {
                 throw e;
             } catch (RuntimeException e) {
@@ -407,11 +406,14 @@ final class RunMaintenance {
             List<Manifest.RunRef> refs = new ArrayList<>();
             ordered.forEach(h -> refs.add(h.ref));
             Manifest m = new Manifest(manifestThrough, manifestVersion, refs, manifestEngineState);
-            if (compactionsStopped || !publisher.publish(ManifestCodec.encode(m), manifestThrough)) {
+            if (compactionsStopped) {
                 for (RunHandle h : written) {
-                    deleteQuietly(h.ref.id());
+                    deleteQuietly(h.ref.id()); // never offered for publication
                 }
                 return false;
+            }
+            if (!publisher.publish(ManifestCodec.encode(m), manifestThrough)) {
+                return false; // kept: a publish with an unknown outcome may name them (collected at the next open)
             }
             state.layers.compacted(inputs, written, ordered);
         } finally {

@@ -61,6 +61,46 @@ class LsmFaultTest {
         }
     }
 
+    /**
+     * The disk-full case: every trim fails after its manifest was published (the trim file cannot be written). The
+     * published manifest's runs must stay: a publish counts as done once the provider accepted it, whatever fails
+     * after it. The reopen reads every value through that manifest.
+     */
+    @Test
+    void aTrimThatFailsAfterThePublishKeepsThePublishedRuns() {
+        InMemoryStorage storage = new InMemoryStorage();
+        FaultInjectingProvider faulty = new FaultInjectingProvider(new InMemoryWalStorageProvider(storage), 3);
+        faulty.inject(FaultRule.failBefore(SpiOperation.TRIM).times(1_000_000));
+        LatticeConfig.Builder cfg = LsmTest.small(LatticeConfig.builder()).partitions(1);
+        try (Lattice l = Lattice.open(cfg.provider(faulty, false).build())) {
+            TreeImpl t = (TreeImpl) l.tree("t");
+            for (int i = 0; i < 2_000; i++) {
+                t.put(String.format("k%05d", i), b("v" + i));
+            }
+            assertThat(t.flushNow(30_000)).isTrue();
+            assertThat(l.stats().flushes()).isGreaterThan(0);
+        }
+        try (Lattice l = EngineBasicsTest.open(storage, cfg)) {
+            Tree t = l.tree("t");
+            for (int i = 0; i < 2_000; i++) {
+                assertThat(t.get(String.format("k%05d", i)).map(EngineBasicsTest::s)).contains("v" + i);
+            }
+            InMemoryWalStorageProvider p = new InMemoryWalStorageProvider(storage);
+            LogId log = new LogId("t", 0);
+            dev.lattice.engine.lsm.Manifest m = manifestUnchecked(p, log);
+            assertThat(p.runs().list(log)).extracting(r -> r.id())
+                    .containsAll(m.runs().stream().map(dev.lattice.engine.lsm.Manifest.RunRef::id).toList());
+        }
+    }
+
+    private static dev.lattice.engine.lsm.Manifest manifestUnchecked(dev.lattice.spi.WalStorageProvider p, LogId log) {
+        try {
+            return manifest(p, log);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     static dev.lattice.engine.lsm.Manifest manifest(dev.lattice.spi.WalStorageProvider p, LogId log)
             throws IOException {
         dev.lattice.spi.CheckpointInfo info = p.checkpoints().latest(log).orElseThrow();
