@@ -140,6 +140,35 @@ final class Catalog {
         return new TreeMap<>(dropped);
     }
 
+    /** Reads the catalog now; returns every tree's entry, sorted by name. */
+    synchronized java.util.List<TreeInfo> treeInfos() {
+        refresh();
+        java.util.List<TreeInfo> out = new java.util.ArrayList<>();
+        all().forEach((n, p) -> out.add(info(n, p)));
+        return out;
+    }
+
+    /**
+     * Reads the catalog now; returns one tree's entry.
+     *
+     * @throws NoSuchTreeException if the catalog has no such tree
+     */
+    synchronized TreeInfo treeInfo(String tree) {
+        refresh();
+        Placement p = placement(tree);
+        if (p == null) {
+            throw new NoSuchTreeException(tree, "tree '" + tree + "' does not exist");
+        }
+        return info(tree, p);
+    }
+
+    private TreeInfo info(String tree, Placement p) {
+        Meta m = meta(tree);
+        int hash = m == null ? 1 : m.hashVersion();
+        java.time.Instant created = m == null ? java.time.Instant.EPOCH : java.time.Instant.ofEpochMilli(m.createdMillis());
+        return new TreeInfo(tree, p.keys().size(), hash, created, p);
+    }
+
     synchronized Map<String, Placement> all() {
         return new TreeMap<>(trees);
     }

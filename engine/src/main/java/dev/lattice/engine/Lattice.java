@@ -451,10 +451,7 @@ public final class Lattice implements AutoCloseable {
      */
     public List<TreeInfo> treeInfos() {
         checkOpen();
-        catalog.refresh();
-        List<TreeInfo> out = new ArrayList<>();
-        catalog.all().forEach((n, p) -> out.add(info(n, p)));
-        return out;
+        return catalog.treeInfos();
     }
 
     /**
@@ -468,24 +465,7 @@ public final class Lattice implements AutoCloseable {
     public TreeInfo treeInfo(String name) {
         LogId.validateTreeName(name);
         checkOpen();
-        catalog.refresh();
-        Placement p = catalog.placement(name);
-        if (p == null) {
-            throw new NoSuchTreeException(name, "tree '" + name + "' does not exist");
-        }
-        return info(name, p);
-    }
-
-    private TreeInfo info(String name, Placement p) {
-        return info(catalog, name, p);
-    }
-
-    /** A tree's catalog entry as a {@link TreeInfo}. */
-    static TreeInfo info(Catalog catalog, String name, Placement p) {
-        Catalog.Meta m = catalog.meta(name);
-        int hash = m == null ? 1 : m.hashVersion();
-        java.time.Instant created = m == null ? java.time.Instant.EPOCH : java.time.Instant.ofEpochMilli(m.createdMillis());
-        return new TreeInfo(name, p.keys().size(), hash, created, p);
+        return catalog.treeInfo(name);
     }
 
     /** The partition hash a tree was created with (the latest for a tree the catalog does not know yet). */

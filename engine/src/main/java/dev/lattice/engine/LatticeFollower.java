@@ -243,10 +243,7 @@ public final class LatticeFollower implements AutoCloseable {
      */
     public List<TreeInfo> treeInfos() {
         checkOpen();
-        catalog.refresh();
-        List<TreeInfo> out = new ArrayList<>();
-        catalog.all().forEach((n, p) -> out.add(Lattice.info(catalog, n, p)));
-        return out;
+        return catalog.treeInfos();
     }
 
     /**
@@ -261,12 +258,7 @@ public final class LatticeFollower implements AutoCloseable {
     public TreeInfo treeInfo(String name) {
         LogId.validateTreeName(name);
         checkOpen();
-        catalog.refresh();
-        Placement p = catalog.placement(name);
-        if (p == null) {
-            throw new NoSuchTreeException(name, "tree '" + name + "' does not exist");
-        }
-        return Lattice.info(catalog, name, p);
+        return catalog.treeInfo(name);
     }
 
     /**
