@@ -30,7 +30,7 @@ final class AtomicRanges {
                     + "' is deleted twice in one atomic write");
         }
         byte[] fromBytes = op.key().getBytes(StandardCharsets.UTF_8);
-        for (LogPipeline lp : op.tree().pipelines()) {
+        for (LogPipeline lp : op.tree().everyPipeline("a range delete")) {
             AtomicWrites.Part p = byLog.computeIfAbsent(lp.log, k -> new AtomicWrites.Part(op.tree(), lp));
             p.mutations.add(WalRecord.Mutation.deleteRange(op.key(), fromBytes, to));
             if (!p.keys.contains(op.key())) {

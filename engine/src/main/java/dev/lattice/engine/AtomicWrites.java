@@ -206,16 +206,21 @@ final class AtomicWrites {
      * writes an earlier process left prepared, from their coordinators' decisions (no decision = aborted), in memory
      * at once and durably by RESOLVE entries (their keys stay locked until those are applied).
      */
-    void resolveAtOpen(TreeImpl t) {
-        for (LogPipeline lp : t.pipelines()) {
+    void resolveAtOpen(TreeImpl t, LogPipeline[] opened) {
+        if (t.isPartial()) {
+            refuseForeignCoordinators(t, opened);
+        }
+        for (LogPipeline lp : opened) {
             states.put(lp.log, lp.state);
         }
-        lattice.replayed(t);
+        if (!t.isPartial()) {
+            lattice.replayed(t);
+        }
         pruneOutstanding();
         record Todo(LogPipeline lp, Txn txn, boolean commit, long version, LogId coordinator) {
         }
         List<Todo> todo = new ArrayList<>();
-        for (LogPipeline lp : t.pipelines()) {
+        for (LogPipeline lp : opened) {
             for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
                 PartitionState.Unresolved u = e.getValue();
                 PartitionState cs = stateOf(u.coordinator());
@@ -238,6 +243,29 @@ final class AtomicWrites {
         for (Todo d : todo) {
             sendResolve(d.lp(), d.txn(), d.commit(), d.version(), d.coordinator(), 0);
         }
+    }
+
+    /**
+     * A partition hosted alone may only resolve what it left prepared when the coordinator log is its own or is
+     * hosted here: elsewhere a decision may still be made (or be in a log this process cannot read safely).
+     */
+    private void refuseForeignCoordinators(TreeImpl t, LogPipeline[] opened) {
+        for (LogPipeline lp : opened) {
+            for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
+                LogId c = e.getValue().coordinator();
+                if (!c.equals(lp.log) && !states.containsKey(c)) {
+                    throw new LatticeException("cannot host " + lp.log + ": it holds atomic write " + e.getKey()
+                            + ", prepared by an earlier process with coordinator log " + c + ", which this process"
+                            + " does not host; open tree '" + t.name() + "' embedded once (Lattice.tree) to resolve it",
+                            null);
+                }
+            }
+        }
+    }
+
+    /** A released partition: its state no longer answers for decisions. */
+    void forget(LogId log) {
+        states.remove(log);
     }
 
     // ------------------------------------------------------------------ resolve
@@ -450,6 +478,14 @@ final class AtomicWrites {
     }
 
     private AtomicResult commitMulti(List<Part> ps, int writes, String idemKey, long digest) {
+        for (Part p : ps) {
+            if (p.tree.isPartial()) {
+                throw new PartitionNotHostedException(p.tree.name(), -1, "an atomic write over " + ps.size()
+                        + " logs involves tree '" + p.tree.name() + "', of which this process hosts only some"
+                        + " partitions (Lattice.hostTree): multi-log atomic writes need every participant log owned"
+                        + " by one process; write through the cluster's tree instead");
+            }
+        }
         LogId coordinator = ps.get(0).pipeline.log;
         if (idemKey != null) {
             AtomicResult earlier = reattach(idemKey, digest, writes, ps.size(), coordinator);

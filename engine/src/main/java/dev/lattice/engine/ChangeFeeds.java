@@ -51,7 +51,7 @@ final class ChangeFeeds {
             WalStorageProvider provider = ctx.handle(placement.keyOf(p), log).provider();
             Function<String, Versioned> state = null;
             if (owner != null) {
-                LogPipeline lp = owner.pipelines()[p];
+                LogPipeline lp = owner.everyPipeline("a change feed")[p];
                 state = k -> lp.state.latest(k);
             }
             feeds[p] = new PartitionFeed(ctx, provider, log, start.offset(p), state);
@@ -79,8 +79,8 @@ final class ChangeFeeds {
                 LogId log = new LogId(placement.tree(), p);
                 WalStorageProvider provider = ctx.handle(placement.keyOf(p), log).provider();
                 long tail = ctx.bounded(log, "state", () -> provider.state(log)).committedTail();
-                if (owner != null && owner.pipelines()[p].state.unresolved.isEmpty()
-                        && owner.pipelines()[p].state.appliedOffset >= tail) {
+                if (owner != null && owner.everyPipeline("a change feed")[p].state.unresolved.isEmpty()
+                        && owner.everyPipeline("a change feed")[p].state.appliedOffset >= tail) {
                     o[p] = tail; // nothing prepared and unresolved here
                 } else {
                     o[p] = Math.min(tail, earliestUnresolved(ctx, provider, log, tail) - 1);

@@ -282,6 +282,65 @@ public final class Lattice implements AutoCloseable {
         return open(name, options, true);
     }
 
+    /**
+     * Opens a tree of which this process hosts only the partitions it is given later ({@link PartialTree#host}):
+     * for a cluster, where each partition's log is owned by one of several processes. Creates the tree (with
+     * {@code options}) if it does not exist. Nothing is claimed or replayed until a partition is hosted.
+     *
+     * @param name the tree name
+     * @param options partition count (0: the configured default) and hash version for a new tree
+     * @return the partial tree, the same instance for every call with this name
+     * @throws IllegalStateException if the tree is open whole in this lattice ({@link #tree})
+     * @throws IllegalArgumentException if the name breaks the rules
+     * @throws NoSuchTreeException if the tree was dropped
+     * @throws LatticeShuttingDownException if the lattice is closed
+     * @throws dev.lattice.spi.WalStorageException if the provider fails reading the catalog
+     */
+    public PartialTree hostTree(String name, TreeOptions options) {
+        LogId.validateTreeName(name);
+        if (name.startsWith("_")) {
+            throw new IllegalArgumentException("tree names starting with '_' are reserved for the engine: '" + name + "'");
+        }
+        Objects.requireNonNull(options, "options");
+        int partitions = options.partitions() == 0 ? ctx.config.partitions : options.partitions();
+        while (true) {
+            checkOpen();
+            CompletableFuture<TreeImpl> mine = new CompletableFuture<>();
+            CompletableFuture<TreeImpl> existing = trees.putIfAbsent(name, mine);
+            if (existing == null) {
+                try {
+                    Placement placement = catalog.ensure(name, partitions, options.hashVersion());
+                    TreeImpl t = TreeImpl.openPartial(ctx, this, placement);
+                    mine.complete(t);
+                    return t;
+                } catch (RuntimeException e) {
+                    trees.remove(name, mine);
+                    mine.completeExceptionally(e);
+                    throw e;
+                }
+            }
+            TreeImpl t;
+            try {
+                t = TreeImpl.await(existing);
+            } catch (RuntimeException e) {
+                if (trees.get(name) == existing) {
+                    throw e;
+                }
+                continue; // the opener failed and removed its entry: try again ourselves
+            }
+            if (!t.isPartial()) {
+                throw new IllegalStateException("tree '" + name + "' is open whole in this lattice (Lattice.tree);"
+                        + " it cannot also be hosted by partitions");
+            }
+            return t;
+        }
+    }
+
+    /** For {@link PartialTree#host}: refuses once the lattice is closing. */
+    void checkOpenForHosting() {
+        checkOpen();
+    }
+
     private Tree open(String name, TreeOptions options, boolean create) {
         LogId.validateTreeName(name);
         if (name.startsWith("_")) {
@@ -320,6 +379,10 @@ public final class Lattice implements AutoCloseable {
             }
             try {
                 TreeImpl t = TreeImpl.await(existing);
+                if (t.isPartial()) {
+                    throw new IllegalStateException("tree '" + name + "' is hosted by partitions in this lattice"
+                            + " (Lattice.hostTree); it cannot also be opened whole");
+                }
                 checkNotDroppedElsewhere(name, existing);
                 return t;
             } catch (RuntimeException e) {

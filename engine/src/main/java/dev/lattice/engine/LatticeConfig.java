@@ -82,6 +82,7 @@ public final class LatticeConfig {
     final Duration closeTimeout;
     final Duration providerCallTimeout;
     final Duration ownershipCheckInterval;
+    final Duration readLease;
     final Duration followerPollInterval;
     final String metricsName;
     final boolean meterPartitionTag;
@@ -131,6 +132,7 @@ public final class LatticeConfig {
         this.closeTimeout = b.closeTimeout;
         this.providerCallTimeout = b.providerCallTimeout;
         this.ownershipCheckInterval = b.ownershipCheckInterval;
+        this.readLease = b.readLease;
         this.followerPollInterval = b.followerPollInterval;
         this.metricsName = b.metricsName != null ? b.metricsName : EngineMeters.defaultName(b.uri);
         this.meterPartitionTag = b.meterPartitionTag;
@@ -200,6 +202,7 @@ public final class LatticeConfig {
         private Duration closeTimeout = Duration.ofSeconds(30);
         private Duration providerCallTimeout = DEFAULT_PROVIDER_CALL_TIMEOUT;
         private Duration ownershipCheckInterval = DEFAULT_OWNERSHIP_CHECK_INTERVAL;
+        private Duration readLease = Duration.ZERO;
         private Duration followerPollInterval = DEFAULT_FOLLOWER_POLL_INTERVAL;
         private String metricsName;
         private boolean meterPartitionTag = true;
@@ -549,6 +552,28 @@ public final class LatticeConfig {
             if (!interval.isZero() && interval.toMillis() < 10) {
                 throw new IllegalArgumentException("ownershipCheckInterval must be zero or at least 10 ms, got "
                         + interval);
+            }
+            return this;
+        }
+
+        /**
+         * A bound on stale reads after a lost claim: a read of a log is served only if a fenced provider call on
+         * that log (a commit, an ownership check or a proof made for the read) that started at most this long ago
+         * succeeded; otherwise the read first proves the fence with one cheap call
+         * ({@link dev.lattice.spi.WalStorageProvider#checkFence}) and throws {@link OwnershipLostException} when
+         * another process claimed the log. So a process frozen (GC pause, SIGSTOP) while another claimed its logs
+         * serves no read from before the claim, as long as the other process claims at least this long after this
+         * one's last proof (a cluster makes sure of that: a new owner is chosen only after the old one is downed,
+         * which takes longer than the lease). Reads on a busy or recently checked log cost nothing extra. Default
+         * {@link Duration#ZERO}: off (the embedded engine relies on {@link #ownershipCheckInterval}).
+         *
+         * @param lease not negative; zero (off) or at least 10 ms
+         * @return this
+         */
+        public Builder readLease(Duration lease) {
+            this.readLease = checkDuration("readLease", lease);
+            if (!lease.isZero() && lease.toMillis() < 10) {
+                throw new IllegalArgumentException("readLease must be zero or at least 10 ms, got " + lease);
             }
             return this;
         }

@@ -68,7 +68,7 @@ final class LogMover {
             if (from.equals(e.getValue())) {
                 continue;
             }
-            if (!tree.pipelines()[p].state.layers.isEmpty()
+            if (!tree.everyPipeline("a move")[p].state.layers.isEmpty()
                     && !target.descriptor().has(dev.lattice.spi.ProviderFeature.RUNS)) {
                 throw new IllegalArgumentException("provider '" + e.getValue() + "' has no run store, and log " + log
                         + " keeps its data in runs: move it to a provider with ProviderFeature.RUNS");
@@ -103,7 +103,7 @@ final class LogMover {
             long deadline = System.nanoTime() + pauseTimeout.toNanos();
             Map<LogId, Long> tails = new LinkedHashMap<>();
             for (MovePlan.LogMove m : plan.logs()) {
-                LogPipeline lp = tree.pipelines()[m.log().partition()];
+                LogPipeline lp = tree.everyPipeline("a move")[m.log().partition()];
                 paused.add(lp);
                 tails.put(m.log(), lp.pauseAndDrain(deadline));
             }
@@ -117,7 +117,7 @@ final class LogMover {
             Placement next = catalog.setPlacement(tree.name(), plan.placementVersion(), keys);
             flipped = true;
             for (MovePlan.LogMove m : plan.logs()) {
-                tree.pipelines()[m.log().partition()].switchTo(ctx.handle(m.to(), m.log()), targetFences.get(m.log()));
+                tree.everyPipeline("a move")[m.log().partition()].switchTo(ctx.handle(m.to(), m.log()), targetFences.get(m.log()));
             }
             tree.placementChanged(next);
             LOG.info("moved {} log(s) of tree '{}' to placement version {}", plan.logs().size(), tree.name(),

@@ -99,6 +99,8 @@ final class LogPipeline {
     private boolean recovering;
     private Throwable failure;
     private WalStorageException fatal;
+    /** Set (once) when another writer claimed the log; read without the lock by partial trees. */
+    private volatile FencedException fencedBy;
     private boolean closing;
     private boolean paused;
     private long nextOffset;
@@ -1347,6 +1349,7 @@ final class LogPipeline {
                 completeCallers(landed);
             }
         } else if (fenced != null) {
+            fencedBy = (FencedException) fenced;
             tree.lostOwnership(log, (FencedException) fenced); // before any caller hears of it
             for (Batch b : batches) {
                 failAll(b, b.uncertain, fenced);
@@ -1629,8 +1632,47 @@ final class LogPipeline {
         }
     }
 
+    /** @return the error that showed another writer claimed this log, or null (a volatile read) */
+    FencedException fencedBy() {
+        return fencedBy;
+    }
+
+    /**
+     * Before a read, when a read lease is configured ({@link LatticeConfig.Builder#readLease}): unless a fenced call
+     * (a commit, an ownership check, an earlier proof) that started within the lease succeeded, proves the fence now
+     * with one provider call, so a process that lost the log serves no read from state older than the lease.
+     *
+     * @throws OwnershipLostException if the proof shows that another writer claimed the log
+     * @throws dev.lattice.spi.WalStorageException if the provider call fails (the read fails; nothing is lost)
+     */
+    void proveFenceForRead() {
+        long lease = ctx.config.readLease.toNanos();
+        if (lease == 0 || System.nanoTime() - lastFenceProofNanos <= lease) {
+            return;
+        }
+        FencedException f = fencedBy;
+        if (f == null) {
+            long started = System.nanoTime();
+            try {
+                watched("read lease", false, () -> {
+                    provider.checkFence(log, fence);
+                    return null;
+                });
+                if (started - lastFenceProofNanos > 0) {
+                    lastFenceProofNanos = started;
+                }
+                return;
+            } catch (FencedException e) {
+                lostOwnership(e);
+                f = e;
+            }
+        }
+        throw new OwnershipLostException(tree.name(), log, f.currentEpoch(), f);
+    }
+
     /** Another writer claimed the log: stop writing it and stop serving the tree. */
     private void lostOwnership(FencedException e) {
+        fencedBy = e;
         lock.lock();
         try {
             if (fatal == null) {

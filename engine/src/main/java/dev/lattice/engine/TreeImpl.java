@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -30,13 +31,19 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** The {@link Tree} implementation: routes keys to partitions, validates, submits writes, serves reads from memory. */
-final class TreeImpl implements Tree {
+/**
+ * The {@link Tree} implementation: routes keys to partitions, validates, submits writes, serves reads from memory.
+ * A partial tree ({@link Lattice#hostTree}) hosts only some partitions ({@link PartialTree}).
+ */
+final class TreeImpl implements PartialTree {
 
     private final EngineContext ctx;
     private final Lattice lattice;
     private final String name;
     private final LogPipeline[] pipelines;
+    /** The hosted pipelines, compact, for loops over the tree; the whole array for a tree that is not partial. */
+    private volatile LogPipeline[] hosted;
+    private final boolean partial;
     private final AtomicLong clock = new AtomicLong();
     private final int maxKeyBytes;
     private final int maxValueBytes;
@@ -48,14 +55,16 @@ final class TreeImpl implements Tree {
     private final ProviderHandle[] handles;
     private final ProviderHandle smallest;
 
-    private TreeImpl(EngineContext ctx, Lattice lattice, Placement placement) {
+    private TreeImpl(EngineContext ctx, Lattice lattice, Placement placement, boolean partial) {
         this.ctx = ctx;
+        this.partial = partial;
         this.lattice = lattice;
         this.name = placement.tree();
         this.placement = placement;
         this.hash = lattice == null ? PartitionHash.LATEST : lattice.partitionHash(name);
         int partitions = placement.keys().size();
         this.pipelines = new LogPipeline[partitions];
+        this.hosted = new LogPipeline[0];
         this.handles = new ProviderHandle[partitions];
         ProviderHandle min = null;
         for (int p = 0; p < partitions; p++) {
@@ -82,16 +91,56 @@ final class TreeImpl implements Tree {
      * @throws dev.lattice.spi.ProviderMissingException if a partition is placed on a key not registered here
      */
     static TreeImpl open(EngineContext ctx, Lattice lattice, Placement placement) {
-        TreeImpl t = new TreeImpl(ctx, lattice, placement);
-        String name = placement.tree();
+        TreeImpl t = new TreeImpl(ctx, lattice, placement, false);
         int partitions = placement.keys().size();
+        int[] all = new int[partitions];
+        for (int p = 0; p < partitions; p++) {
+            all[p] = p;
+        }
+        LogPipeline[] opened = t.replayAll(all);
+        System.arraycopy(opened, 0, t.pipelines, 0, partitions);
+        t.hosted = t.pipelines;
+        t.finishOpen(opened);
+        return t;
+    }
+
+    /** A partial tree with no partition hosted yet ({@link PartialTree#host} adds them). */
+    static TreeImpl openPartial(EngineContext ctx, Lattice lattice, Placement placement) {
+        TreeImpl t = new TreeImpl(ctx, lattice, placement, true);
+        t.hosted = new LogPipeline[0];
+        return t;
+    }
+
+    /** Resolves what the replayed logs left prepared, starts their maintenance, moves the clock past them. */
+    private void finishOpen(LogPipeline[] opened) {
+        try {
+            ctx.atomics.resolveAtOpen(this, opened);
+        } catch (RuntimeException e) {
+            for (LogPipeline lp : opened) {
+                lp.beginClose();
+                lp.state.clear();
+            }
+            throw e;
+        }
+        for (LogPipeline lp : opened) {
+            lp.opened();
+            advanceClock(lp.state.maxVersion);
+        }
+    }
+
+    /**
+     * Replays the given partitions' logs in parallel, bounded by the replay parallelism; on any failure gives back
+     * what the others loaded and throws.
+     */
+    private LogPipeline[] replayAll(int[] which) {
+        TreeImpl t = this;
         long t0 = System.nanoTime();
         Semaphore permits = new Semaphore(ctx.config.replayParallelism);
         List<CompletableFuture<LogPipeline>> futures = new ArrayList<>();
         java.util.concurrent.ConcurrentHashMap<String, Txn> replayTxns = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.function.Function<String, Txn> txnOf = id -> replayTxns.computeIfAbsent(id, Txn::new);
         java.util.concurrent.atomic.AtomicLong reserved = new java.util.concurrent.atomic.AtomicLong();
-        for (int p = 0; p < partitions; p++) {
+        for (int p : which) {
             LogId log = new LogId(name, p);
             CompletableFuture<LogPipeline> f = new CompletableFuture<>();
             futures.add(f);
@@ -120,9 +169,11 @@ final class TreeImpl implements Tree {
             });
         }
         RuntimeException failure = null;
-        for (int p = 0; p < partitions; p++) {
+        LogPipeline[] opened = new LogPipeline[which.length];
+        for (int i = 0; i < which.length; i++) {
+            int p = which[i];
             try {
-                t.pipelines[p] = futures.get(p).get();
+                opened[i] = futures.get(i).get();
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
                 RuntimeException r = c instanceof RuntimeException ? (RuntimeException) c
@@ -138,27 +189,18 @@ final class TreeImpl implements Tree {
             }
         }
         if (failure != null) {
-            for (LogPipeline lp : t.pipelines) {
+            for (LogPipeline lp : opened) {
                 if (lp != null) {
                     lp.state.clear();
                 }
             }
             throw failure;
         }
-        ctx.atomics.resolveAtOpen(t);
-        for (LogPipeline lp : t.pipelines) {
-            lp.opened();
-        }
-        long max = 0;
-        for (LogPipeline lp : t.pipelines) {
-            max = Math.max(max, lp.state.maxVersion);
-        }
-        t.clock.set(max);
         long elapsed = System.nanoTime() - t0;
         ctx.stats.replayNanos.add(elapsed);
         ctx.meters.timer("lattice.replay.duration", "opening a tree: claim, reconcile, checkpoint and log replay",
                 ctx.meters.tags("tree", name, "provider", replayProviderTag(t))).record(elapsed, TimeUnit.NANOSECONDS);
-        return t;
+        return opened;
     }
 
     /** The provider key of the tree's logs for the replay timer: the one key, or "mixed" when they differ. */
@@ -323,7 +365,7 @@ final class TreeImpl implements Tree {
 
     void saturationChanged() {
         SaturationState worst = SaturationState.HEALTHY;
-        for (LogPipeline p : pipelines) {
+        for (LogPipeline p : hosted) {
             if (p != null && p.saturationNow().compareTo(worst) > 0) {
                 worst = p.saturationNow();
             }
@@ -335,15 +377,36 @@ final class TreeImpl implements Tree {
         }
     }
 
+    /** @return the hosted pipelines (all of them unless the tree is partial), not to be modified */
     LogPipeline[] pipelines() {
+        return hosted;
+    }
+
+    /**
+     * @param what the operation, for the error
+     * @return every partition's pipeline, indexed by partition
+     * @throws PartitionNotHostedException if the tree is partial and a partition is not hosted here
+     */
+    LogPipeline[] everyPipeline(String what) {
+        if (partial) {
+            LogPipeline[] h = hosted;
+            if (h.length != pipelines.length) {
+                throw new PartitionNotHostedException(name, -1, what + " needs every partition of tree '" + name
+                        + "', but this process hosts " + h.length + " of " + pipelines.length);
+            }
+        }
         return pipelines;
+    }
+
+    boolean isPartial() {
+        return partial;
     }
 
     Placement placement() {
         return placement;
     }
 
-    /** After a move flipped the placement (the pipelines already switched). */
+    /** After a move flipped the placement (the pipelines already switched; moves need every partition). */
     void placementChanged(Placement next) {
         for (int p = 0; p < handles.length; p++) {
             handles[p] = pipelines[p].handle();
@@ -362,12 +425,40 @@ final class TreeImpl implements Tree {
     }
 
     /** The partition of a key in this tree, by the tree's stored partition hash. */
-    int partitionOf(String key) {
+    @Override
+    public int partitionOf(String key) {
         return hash.partition(key, pipelines.length);
     }
 
     private LogPipeline pipeline(String key) {
-        return pipelines[partitionOf(key)];
+        return hostedPipeline(partitionOf(key));
+    }
+
+    /**
+     * @return the pipeline of a partition
+     * @throws PartitionNotHostedException if it is not hosted here
+     * @throws OwnershipLostException if the tree is partial and another process claimed the partition's log
+     */
+    private LogPipeline hostedPipeline(int p) {
+        LogPipeline lp = pipelines[p];
+        if (lp == null) {
+            throw new PartitionNotHostedException(name, p, "partition " + p + " of tree '" + name
+                    + "' is not hosted by this process");
+        }
+        if (partial) {
+            dev.lattice.spi.FencedException f = lp.fencedBy();
+            if (f != null) {
+                throw new OwnershipLostException(name, lp.log, f.currentEpoch(), f);
+            }
+        }
+        return lp;
+    }
+
+    /** The pipeline of a key's partition for a read: proves the fence first when the read lease ran out. */
+    private LogPipeline readPipeline(String key) {
+        LogPipeline lp = pipeline(key);
+        lp.proveFenceForRead();
+        return lp;
     }
 
     /** Validates a key for writing; returns its UTF-8 bytes. */
@@ -422,6 +513,9 @@ final class TreeImpl implements Tree {
         if (lattice.isClosed()) {
             throw new LatticeShuttingDownException("lattice is closed; tree '" + name + "' is no longer readable");
         }
+        if (partial) {
+            return; // a partial tree loses single partitions (hostedPipeline), never the whole tree
+        }
         OwnershipLostException l = ownershipLost();
         if (l != null) {
             throw l;
@@ -436,7 +530,11 @@ final class TreeImpl implements Tree {
 
     /** A log of this tree was claimed by another writer: stop serving the whole tree. */
     void lostOwnership(LogId log, dev.lattice.spi.FencedException e) {
-        if (lost == null) {
+        if (partial) {
+            ctx.meters.counter("lattice.partition.ownership.lost",
+                    "partitions of partial trees this process stopped serving because another process claimed them",
+                    "partitions", ctx.meters.tags("tree", name)).increment();
+        } else if (lost == null) {
             lost = new OwnershipLostException(name, log, e.currentEpoch(), e);
             ctx.meters.counter("lattice.ownership.lost",
                     "trees this process stopped serving because another process claimed one of their logs", "trees",
@@ -574,7 +672,7 @@ final class TreeImpl implements Tree {
                     + key.length() + " characters");
         }
         checkOpen();
-        return Optional.ofNullable(pipeline(key).state.latest(key));
+        return Optional.ofNullable(readPipeline(key).state.latest(key));
     }
 
     @Override
@@ -596,7 +694,7 @@ final class TreeImpl implements Tree {
                     throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
                             + k.length() + " characters");
                 }
-                Versioned v = pipeline(k).state.at(k, s);
+                Versioned v = readPipeline(k).state.at(k, s);
                 if (v != null) {
                     out.put(k, v.value());
                 }
@@ -686,12 +784,14 @@ final class TreeImpl implements Tree {
             return;
         }
         List<List<PendingWrite>> perLog = new ArrayList<>(java.util.Collections.nCopies(pipelines.length, null));
+        LogPipeline[] targets = new LogPipeline[pipelines.length];
         CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
         for (int i = 0; i < fs.length; i++) {
             WalRecord.Mutation m = ms.get(i);
             PendingWrite w = new PendingWrite(m);
-            int p = partitionOf(m.key(), pipelines.length);
+            int p = partitionOf(m.key());
             if (perLog.get(p) == null) {
+                targets[p] = hostedPipeline(p);
                 perLog.set(p, new ArrayList<>());
             }
             perLog.get(p).add(w);
@@ -701,7 +801,7 @@ final class TreeImpl implements Tree {
         LogPipeline.lead(all, me -> {
             for (int p = 0; p < perLog.size(); p++) {
                 if (perLog.get(p) != null) {
-                    pipelines[p].submitAll(perLog.get(p), me);
+                    targets[p].submitAll(perLog.get(p), me);
                 }
             }
         });
@@ -800,7 +900,7 @@ final class TreeImpl implements Tree {
     /** Flushes every partition's memtable into runs and waits (tests and tools); false on timeout. */
     boolean flushNow(long timeoutMillis) {
         boolean all = true;
-        for (LogPipeline p : pipelines) {
+        for (LogPipeline p : hosted) {
             all &= p.flushAndWait(timeoutMillis);
         }
         return all;
@@ -810,7 +910,7 @@ final class TreeImpl implements Tree {
     public long count() {
         checkOpen();
         long n = 0;
-        for (LogPipeline p : pipelines) {
+        for (LogPipeline p : hosted) {
             n += p.state.count();
         }
         return n;
@@ -819,7 +919,7 @@ final class TreeImpl implements Tree {
     @Override
     public List<HealthIssue> healthIssues() {
         List<HealthIssue> out = new ArrayList<>();
-        for (LogPipeline p : pipelines) {
+        for (LogPipeline p : hosted) {
             if (p != null) {
                 out.addAll(p.healthIssues());
             }
@@ -830,7 +930,7 @@ final class TreeImpl implements Tree {
     @Override
     public SaturationState saturation() {
         SaturationState worst = SaturationState.HEALTHY;
-        for (LogPipeline p : pipelines) {
+        for (LogPipeline p : hosted) {
             SaturationState s = p.saturation();
             if (s.compareTo(worst) > 0) {
                 worst = s;
@@ -845,8 +945,10 @@ final class TreeImpl implements Tree {
         // the snapshot first: a skip-list iterator reads its first value when it is created
         Visibility vis = ctx.atomics.visibility;
         long snapshot = vis.openSnapshot();
-        List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(pipelines.length);
-        for (LogPipeline p : pipelines) {
+        LogPipeline[] h = hosted;
+        List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(h.length);
+        for (LogPipeline p : h) {
+            p.proveFenceForRead();
             its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
         }
         return new MergeCursor(its, reverse, vis, snapshot);
@@ -855,6 +957,7 @@ final class TreeImpl implements Tree {
     @Override
     public dev.lattice.engine.feed.ChangeCursor changes(dev.lattice.engine.feed.ChangePosition from) {
         checkOpen();
+        everyPipeline("a change feed");
         return ChangeFeeds.open(ctx, placement, this, from, null);
     }
 
@@ -863,18 +966,106 @@ final class TreeImpl implements Tree {
         Objects.requireNonNull(consumer, "consumer");
         Objects.requireNonNull(initial, "initial");
         checkOpen();
+        everyPipeline("a change feed");
         return ChangeFeeds.open(ctx, placement, this, initial, consumer);
     }
 
     @Override
     public dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
         checkOpen();
-        PartitionState[] states = new PartitionState[pipelines.length];
-        dev.lattice.spi.WalStorageProvider[] providers = new dev.lattice.spi.WalStorageProvider[pipelines.length];
+        LogPipeline[] all = everyPipeline("a snapshot with a change-feed position");
+        PartitionState[] states = new PartitionState[all.length];
+        dev.lattice.spi.WalStorageProvider[] providers = new dev.lattice.spi.WalStorageProvider[all.length];
         for (int p = 0; p < states.length; p++) {
-            states[p] = pipelines[p].state;
-            providers[p] = pipelines[p].handle().provider();
+            states[p] = all[p].state;
+            providers[p] = all[p].handle().provider();
         }
         return ChangeFeeds.snapshot(ctx, name, states, providers, () -> scan(fromInclusive, toExclusive, false));
+    }
+
+    // ------------------------------------------------------------------ PartialTree
+
+    @Override
+    public Set<Integer> hostedPartitions() {
+        Set<Integer> out = new java.util.TreeSet<>();
+        for (LogPipeline lp : hosted) {
+            out.add(lp.log.partition());
+        }
+        return java.util.Collections.unmodifiableSet(out);
+    }
+
+    @Override
+    public void host(int partition) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        requirePartial("host");
+        synchronized (hosting) {
+            lattice.checkOpenForHosting();
+            if (pipelines[partition] != null) {
+                return;
+            }
+            LogPipeline[] opened = replayAll(new int[] {partition});
+            finishOpen(opened);
+            pipelines[partition] = opened[0];
+            rebuildHosted();
+        }
+    }
+
+    @Override
+    public boolean release(int partition, java.time.Duration timeout) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        Objects.requireNonNull(timeout, "timeout");
+        requirePartial("release");
+        LogPipeline lp;
+        synchronized (hosting) {
+            lp = pipelines[partition];
+            if (lp == null) {
+                return true;
+            }
+            pipelines[partition] = null; // new operations throw PartitionNotHostedException from now on
+            rebuildHosted();
+        }
+        lp.beginClose();
+        boolean drained = lp.drainAndCheckpoint(System.nanoTime() + timeout.toNanos());
+        ctx.atomics.forget(lp.log);
+        lp.state.releaseBudget(); // readers that took the pipeline just before still read it
+        return drained;
+    }
+
+    @Override
+    public long count(int partition) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        LogPipeline lp = hostedPipeline(partition);
+        lp.proveFenceForRead();
+        return lp.state.count();
+    }
+
+    @Override
+    public ScanCursor scan(int partition, String fromInclusive, String toExclusive, boolean reverse) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        LogPipeline lp = hostedPipeline(partition);
+        lp.proveFenceForRead();
+        Visibility vis = ctx.atomics.visibility;
+        long snapshot = vis.openSnapshot();
+        return new MergeCursor(List.of(lp.state.scan(fromInclusive, toExclusive, reverse, snapshot)), reverse, vis,
+                snapshot);
+    }
+
+    private final Object hosting = new Object();
+
+    private void requirePartial(String what) {
+        if (!partial) {
+            throw new IllegalStateException("tree '" + name + "' is open whole in this process; " + what
+                    + " applies to a tree opened with Lattice.hostTree");
+        }
+    }
+
+    private void rebuildHosted() {
+        List<LogPipeline> h = new ArrayList<>();
+        for (LogPipeline lp : pipelines) {
+            if (lp != null) {
+                h.add(lp);
+            }
+        }
+        hosted = h.toArray(new LogPipeline[0]);
     }
 }
