@@ -1,0 +1,333 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.AtomicWrite;
+import dev.lattice.engine.HealthIssue;
+import dev.lattice.engine.PartialTree;
+import dev.lattice.engine.SaturationState;
+import dev.lattice.engine.ScanCursor;
+import dev.lattice.engine.Tree;
+import dev.lattice.engine.Versioned;
+import dev.lattice.engine.feed.ChangeCursor;
+import dev.lattice.engine.feed.ChangePosition;
+import dev.lattice.engine.feed.ChangeSnapshot;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A tree served by the cluster: the {@link Tree} interface, with each operation routed to the owner of its key's
+ * partition (by the tree's stored partition hash) and {@code getAll}, {@code putAll}, {@code scan} and
+ * {@code count} fanned out to the owners and merged (in key order). Errors are the engine's types, thrown on this
+ * node. Timeouts: see {@link LatticeClusterConfig.Builder#requestTimeout} and
+ * {@link LatticeClusterConfig.Builder#operationTimeout}.
+ *
+ * <p>Not yet served through the cluster (they throw {@link UnsupportedOperationException} naming what to use):
+ * atomic writes whose keys fall in more than one partition (one partition's atomic write is one log entry and is
+ * served), cross-tree {@link #atomic()} writes, {@link #deleteRange}, and change feeds (open a read-only follower,
+ * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead). A scan across partitions reads each owner
+ * in pages, each page a snapshot of its partition; a getAll is a snapshot per partition.
+ *
+ * <p>Thread-safe.
+ */
+final class ClusterTree implements Tree {
+
+    private final PartialTree meta;
+    private final Router router;
+    private final int pageEntries;
+
+    ClusterTree(PartialTree meta, Router router, int pageEntries) {
+        this.meta = meta;
+        this.router = router;
+        this.pageEntries = pageEntries;
+    }
+
+    private LogAddress logOf(String key) {
+        Objects.requireNonNull(key, "key");
+        return new LogAddress(meta.name(), meta.partitionOf(key));
+    }
+
+    @Override
+    public String name() {
+        return meta.name();
+    }
+
+    @Override
+    public int partitions() {
+        return meta.partitions();
+    }
+
+    @Override
+    public int maxKeyBytes() {
+        return meta.maxKeyBytes();
+    }
+
+    @Override
+    public int maxValueBytes() {
+        return meta.maxValueBytes();
+    }
+
+    // ------------------------------------------------------------------ point operations
+
+    @Override
+    public Optional<byte[]> get(String key) {
+        return getVersioned(key).map(Versioned::value);
+    }
+
+    @Override
+    public Optional<Versioned> getVersioned(String key) {
+        return Router.await(getVersionedAsync(key));
+    }
+
+    @Override
+    public CompletableFuture<Optional<Versioned>> getVersionedAsync(String key) {
+        return router.send(logOf(key), Op.GET, r -> Request.point(Op.GET, key, null, 0, r)).thenApply(res ->
+                res.keys().isEmpty() ? Optional.<Versioned>empty()
+                        : Optional.of(new Versioned(res.values().get(0), res.versions()[0], res.expiries()[0])));
+    }
+
+    @Override
+    public CompletableFuture<Optional<byte[]>> getAsync(String key) {
+        return getVersionedAsync(key).thenApply(v -> v.map(Versioned::value));
+    }
+
+    @Override
+    public boolean exists(String key) {
+        return getVersioned(key).isPresent();
+    }
+
+    @Override
+    public long put(String key, byte[] value) {
+        return Router.await(putAsync(key, value));
+    }
+
+    @Override
+    public CompletableFuture<Long> putAsync(String key, byte[] value) {
+        Objects.requireNonNull(value, "value");
+        return router.send(logOf(key), Op.PUT, r -> Request.point(Op.PUT, key, value, 0, r)).thenApply(Response::number);
+    }
+
+    @Override
+    public long put(String key, byte[] value, Duration ttl) {
+        return Router.await(putAsync(key, value, ttl));
+    }
+
+    @Override
+    public CompletableFuture<Long> putAsync(String key, byte[] value, Duration ttl) {
+        Objects.requireNonNull(value, "value");
+        long millis = ttlMillis(ttl);
+        return router.send(logOf(key), Op.PUT_TTL, r -> Request.point(Op.PUT_TTL, key, value, millis, r))
+                .thenApply(Response::number);
+    }
+
+    private static long ttlMillis(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("ttl must be positive, got " + ttl);
+        }
+        long millis = ttl.toMillis();
+        return ttl.minusMillis(millis).isZero() ? millis : millis + 1;
+    }
+
+    @Override
+    public boolean putIfAbsent(String key, byte[] value) {
+        return Router.await(putIfAbsentAsync(key, value));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> putIfAbsentAsync(String key, byte[] value) {
+        Objects.requireNonNull(value, "value");
+        return router.send(logOf(key), Op.PUT_IF_ABSENT, r -> Request.point(Op.PUT_IF_ABSENT, key, value, 0, r))
+                .thenApply(Response::flag);
+    }
+
+    @Override
+    public boolean putIfVersion(String key, byte[] value, long expectedVersion) {
+        return Router.await(putIfVersionAsync(key, value, expectedVersion));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> putIfVersionAsync(String key, byte[] value, long expectedVersion) {
+        Objects.requireNonNull(value, "value");
+        return router.send(logOf(key), Op.PUT_IF_VERSION,
+                r -> Request.point(Op.PUT_IF_VERSION, key, value, expectedVersion, r)).thenApply(Response::flag);
+    }
+
+    @Override
+    public boolean delete(String key) {
+        return Router.await(deleteAsync(key));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> deleteAsync(String key) {
+        return router.send(logOf(key), Op.DELETE, r -> Request.point(Op.DELETE, key, null, 0, r))
+                .thenApply(Response::flag);
+    }
+
+    // ------------------------------------------------------------------ fan-out
+
+    /** @return the entries grouped by partition, in ascending partition order */
+    private TreeMap<Integer, List<String>> byPartition(Collection<String> keys) {
+        TreeMap<Integer, List<String>> by = new TreeMap<>();
+        for (String k : keys) {
+            Objects.requireNonNull(k, "key");
+            by.computeIfAbsent(meta.partitionOf(k), p -> new ArrayList<>()).add(k);
+        }
+        return by;
+    }
+
+    @Override
+    public Map<String, byte[]> getAll(Collection<String> keys) {
+        return Router.await(getAllAsync(keys));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, byte[]>> getAllAsync(Collection<String> keys) {
+        Objects.requireNonNull(keys, "keys");
+        List<CompletableFuture<Response>> parts = new ArrayList<>();
+        for (Map.Entry<Integer, List<String>> e : byPartition(keys).entrySet()) {
+            List<String> ks = List.copyOf(e.getValue());
+            parts.add(router.send(new LogAddress(name(), e.getKey()), Op.GET_ALL,
+                    r -> new Request(Op.GET_ALL, null, null, null, 0, false, ks, null, r)));
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+            Map<String, byte[]> out = new TreeMap<>();
+            for (CompletableFuture<Response> f : parts) {
+                Response r = f.join();
+                for (int i = 0; i < r.keys().size(); i++) {
+                    out.put(r.keys().get(i), r.values().get(i));
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void putAll(Map<String, byte[]> entries) {
+        Router.await(putAllAsync(entries));
+    }
+
+    @Override
+    public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries) {
+        Objects.requireNonNull(entries, "entries");
+        List<CompletableFuture<Response>> parts = new ArrayList<>();
+        for (Map.Entry<Integer, List<String>> e : byPartition(entries.keySet()).entrySet()) {
+            List<String> ks = List.copyOf(e.getValue());
+            List<byte[]> vs = new ArrayList<>(ks.size());
+            for (String k : ks) {
+                vs.add(Objects.requireNonNull(entries.get(k), "value"));
+            }
+            parts.add(router.send(new LogAddress(name(), e.getKey()), Op.PUT_ALL,
+                    r -> new Request(Op.PUT_ALL, null, null, null, 0, false, ks, vs, r)));
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+    }
+
+    @Override
+    public void putAll(Map<String, byte[]> entries, Duration ttl) {
+        throw new UnsupportedOperationException("putAll with a ttl is not served through the cluster yet; put the"
+                + " keys one by one with put(key, value, ttl)");
+    }
+
+    @Override
+    public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, Duration ttl) {
+        throw new UnsupportedOperationException("putAllAsync with a ttl is not served through the cluster yet");
+    }
+
+    @Override
+    public long putAllAtomic(Map<String, byte[]> entries) {
+        Objects.requireNonNull(entries, "entries");
+        if (entries.isEmpty()) {
+            throw new IllegalArgumentException("an atomic write needs at least one key");
+        }
+        TreeMap<Integer, List<String>> by = byPartition(entries.keySet());
+        if (by.size() > 1) {
+            throw new UnsupportedOperationException("an atomic write over " + by.size() + " partitions of tree '"
+                    + name() + "' is not served through the cluster yet (issue 19: cross-node atomic writes);"
+                    + " keys of one partition are");
+        }
+        List<String> ks = List.copyOf(by.firstEntry().getValue());
+        List<byte[]> vs = new ArrayList<>(ks.size());
+        for (String k : ks) {
+            vs.add(Objects.requireNonNull(entries.get(k), "value"));
+        }
+        return router.call(new LogAddress(name(), by.firstKey()), Op.PUT_ALL_ATOMIC,
+                r -> new Request(Op.PUT_ALL_ATOMIC, null, null, null, 0, false, ks, vs, r)).number();
+    }
+
+    @Override
+    public long putAllAtomic(Map<String, byte[]> entries, Duration ttl) {
+        throw new UnsupportedOperationException("atomic writes with a ttl are not served through the cluster yet");
+    }
+
+    @Override
+    public AtomicWrite atomic() {
+        throw new UnsupportedOperationException("cross-tree atomic writes are not served through the cluster yet"
+                + " (issue 19); use putAllAtomic with keys of one partition");
+    }
+
+    @Override
+    public long deleteRange(String fromInclusive, String toExclusive) {
+        throw new UnsupportedOperationException("deleteRange is not served through the cluster yet (it is atomic"
+                + " across every partition)");
+    }
+
+    @Override
+    public CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive) {
+        throw new UnsupportedOperationException("deleteRangeAsync is not served through the cluster yet");
+    }
+
+    @Override
+    public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
+        return new ClusterScanCursor(router, name(), partitions(), fromInclusive, toExclusive, reverse, pageEntries);
+    }
+
+    @Override
+    public long count() {
+        List<CompletableFuture<Response>> parts = new ArrayList<>();
+        for (int p = 0; p < partitions(); p++) {
+            parts.add(router.send(new LogAddress(name(), p), Op.COUNT,
+                    r -> new Request(Op.COUNT, null, null, null, 0, false, null, null, r)));
+        }
+        long n = 0;
+        for (CompletableFuture<Response> f : parts) {
+            n += Router.await(f).number();
+        }
+        return n;
+    }
+
+    @Override
+    public ChangeCursor changes(ChangePosition from) {
+        throw new UnsupportedOperationException("change feeds are read from a follower: Lattice.openReadOnly on the"
+                + " cluster's provider, on any node");
+    }
+
+    @Override
+    public ChangeCursor changes(String consumer, ChangePosition initial) {
+        throw new UnsupportedOperationException("change feeds are read from a follower: Lattice.openReadOnly on the"
+                + " cluster's provider, on any node");
+    }
+
+    @Override
+    public ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive) {
+        throw new UnsupportedOperationException("snapshots with a feed position are read from a follower");
+    }
+
+    /** @return {@link SaturationState#HEALTHY}: the owners' states are not gathered here (see each node's trees) */
+    @Override
+    public SaturationState saturation() {
+        return SaturationState.HEALTHY;
+    }
+
+    /** @return empty: the owners' health is reported by each node's own meters */
+    @Override
+    public List<HealthIssue> healthIssues() {
+        return List.of();
+    }
+}

@@ -1,0 +1,231 @@
+package dev.lattice.cluster;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.lattice.engine.LatticeConfig;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a node of a Lattice cluster starts: the engine's configuration (the provider URI is the same on every node),
+ * the Pekko configuration (remoting address, seed nodes, TLS; see {@code docs/cluster.md}), and the cluster's own
+ * timeouts. Immutable once built; the builder is not thread-safe.
+ */
+public final class LatticeClusterConfig {
+
+    private final LatticeConfig.Builder lattice;
+    private final Config pekko;
+    private final String systemName;
+    private final boolean hosting;
+    private final Duration requestTimeout;
+    private final Duration operationTimeout;
+    private final Duration releaseTimeout;
+    private final Duration readLease;
+    private final int blockingThreads;
+    private final int scanPageEntries;
+
+    private LatticeClusterConfig(Builder b) {
+        this.lattice = Objects.requireNonNull(b.lattice, "lattice configuration (LatticeClusterConfig.Builder.lattice)");
+        this.pekko = b.pekko;
+        this.systemName = b.systemName;
+        this.hosting = b.hosting;
+        this.requestTimeout = b.requestTimeout;
+        this.operationTimeout = b.operationTimeout;
+        this.releaseTimeout = b.releaseTimeout;
+        this.readLease = b.readLease;
+        this.blockingThreads = b.blockingThreads;
+        this.scanPageEntries = b.scanPageEntries;
+    }
+
+    /** @return a builder with the defaults */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    LatticeConfig.Builder lattice() {
+        return lattice;
+    }
+
+    Config pekko() {
+        return pekko;
+    }
+
+    String systemName() {
+        return systemName;
+    }
+
+    boolean hosting() {
+        return hosting;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    Duration releaseTimeout() {
+        return releaseTimeout;
+    }
+
+    Duration readLease() {
+        return readLease;
+    }
+
+    int blockingThreads() {
+        return blockingThreads;
+    }
+
+    int scanPageEntries() {
+        return scanPageEntries;
+    }
+
+    /** Builds a {@link LatticeClusterConfig}. Not thread-safe. */
+    public static final class Builder {
+        private LatticeConfig.Builder lattice;
+        private Config pekko = ConfigFactory.empty();
+        private String systemName = "lattice";
+        private boolean hosting = true;
+        private Duration requestTimeout = Duration.ofSeconds(5);
+        private Duration operationTimeout = Duration.ofSeconds(30);
+        private Duration releaseTimeout = Duration.ofSeconds(10);
+        private Duration readLease = Duration.ofSeconds(2);
+        private int blockingThreads = 32;
+        private int scanPageEntries = 1000;
+
+        private Builder() {
+        }
+
+        /**
+         * The engine's configuration of this node (its provider URI or instance must reach the same storage on
+         * every node). The cluster sets its {@link LatticeConfig.Builder#readLease} to {@link #readLease}.
+         *
+         * @param lattice the builder, used at {@link LatticeCluster#start}
+         * @return this
+         */
+        public Builder lattice(LatticeConfig.Builder lattice) {
+            this.lattice = Objects.requireNonNull(lattice, "lattice");
+            return this;
+        }
+
+        /**
+         * Pekko settings of this node, over this module's {@code reference.conf}: at least
+         * {@code pekko.remote.artery.canonical.hostname/port} and {@code pekko.cluster.seed-nodes}; TLS under
+         * {@code pekko.remote.artery.ssl} (see docs/cluster.md).
+         *
+         * @param pekko the settings
+         * @return this
+         */
+        public Builder pekko(Config pekko) {
+            this.pekko = Objects.requireNonNull(pekko, "pekko");
+            return this;
+        }
+
+        /**
+         * @param name the actor system's name, the same on every node (default {@code lattice})
+         * @return this
+         */
+        public Builder systemName(String name) {
+            this.systemName = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * @param hosting false for a node that only routes (it hosts no partition; default true)
+         * @return this
+         */
+        public Builder hosting(boolean hosting) {
+            this.hosting = hosting;
+            return this;
+        }
+
+        /**
+         * @param timeout how long one attempt waits for the owner's answer (default 5 s); a write whose answer does
+         *     not come in time fails with {@link dev.lattice.engine.WriteOutcomeUnknownException}
+         * @return this
+         */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = positive("requestTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout how long an operation keeps retrying while its partition has no owner (a hand-off or a
+         *     failover; default 30 s)
+         * @return this
+         */
+        public Builder operationTimeout(Duration timeout) {
+            this.operationTimeout = positive("operationTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout how long a hand-off waits for a partition's writes to drain and its checkpoint (default 10 s)
+         * @return this
+         */
+        public Builder releaseTimeout(Duration timeout) {
+            this.releaseTimeout = positive("releaseTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * The bound on stale reads of a node that lost a partition without knowing (see
+         * {@link LatticeConfig.Builder#readLease}); must be shorter than the split brain resolver's
+         * {@code stable-after} (checked at start). Default 2 s.
+         *
+         * @param lease at least 10 ms
+         * @return this
+         */
+        public Builder readLease(Duration lease) {
+            this.readLease = positive("readLease", lease);
+            if (lease.toMillis() < 10) {
+                throw new IllegalArgumentException("readLease must be at least 10 ms, got " + lease);
+            }
+            return this;
+        }
+
+        /**
+         * @param threads threads of the node's pool for blocking calls (hosting, reads, atomic writes), 1..1024
+         *     (default 32)
+         * @return this
+         */
+        public Builder blockingThreads(int threads) {
+            if (threads < 1 || threads > 1024) {
+                throw new IllegalArgumentException("blockingThreads must be 1..1024, got " + threads);
+            }
+            this.blockingThreads = threads;
+            return this;
+        }
+
+        /**
+         * @param entries entries per scan page fetched from an owner, 1..100,000 (default 1,000)
+         * @return this
+         */
+        public Builder scanPageEntries(int entries) {
+            if (entries < 1 || entries > 100_000) {
+                throw new IllegalArgumentException("scanPageEntries must be 1..100000, got " + entries);
+            }
+            this.scanPageEntries = entries;
+            return this;
+        }
+
+        /**
+         * @return the configuration
+         * @throws NullPointerException if no lattice configuration was given
+         */
+        public LatticeClusterConfig build() {
+            return new LatticeClusterConfig(this);
+        }
+
+        private static Duration positive(String name, Duration d) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, got " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,268 @@
+package dev.lattice.cluster;
+
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.SerializerWithStringManifest;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.NotSerializableException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The explicit, versioned wire format of the cluster's messages (no Java serialization). Each message starts with
+ * a format version byte ({@value #FORMAT}); the fields follow in a fixed order, strings as UTF-8 with a length,
+ * absent strings and lists as length {@code -1}. Rules for a rolling upgrade between adjacent versions: a newer
+ * version only appends fields after the known ones and keeps the manifests and {@link Op} codes, and a reader
+ * ignores bytes after the fields it knows; so a node of version N reads messages of N+1 (without their new fields)
+ * and N+1 reads N (with the new fields at their defaults).
+ *
+ * <p>Bound in this module's {@code reference.conf}. Thread-safe.
+ */
+public final class LatticeSerializer extends SerializerWithStringManifest {
+
+    /** The format version this code writes. */
+    static final int FORMAT = 1;
+    private static final String REQUEST = "lattice.Request";
+    private static final String RESPONSE = "lattice.Response";
+
+    private final ExtendedActorSystem system;
+    private volatile ActorRefResolver resolver;
+
+    /**
+     * Called by Pekko's serialization extension.
+     *
+     * @param system the actor system
+     */
+    public LatticeSerializer(ExtendedActorSystem system) {
+        this.system = system;
+    }
+
+    /** @return this serializer's id, unique among the system's serializers */
+    @Override
+    public int identifier() {
+        return 0x1A77_1CE1;
+    }
+
+    /**
+     * @param o a cluster message
+     * @return its manifest
+     * @throws IllegalArgumentException if the message is not one of this module's
+     */
+    @Override
+    public String manifest(Object o) {
+        if (o instanceof Request) {
+            return REQUEST;
+        }
+        if (o instanceof Response) {
+            return RESPONSE;
+        }
+        throw new IllegalArgumentException("not a Lattice cluster message: " + o.getClass().getName());
+    }
+
+    /**
+     * @param o a cluster message
+     * @return its bytes
+     * @throws IllegalArgumentException if the message is not one of this module's
+     */
+    @Override
+    public byte[] toBinary(Object o) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(FORMAT);
+            if (o instanceof Request r) {
+                writeRequest(out, r);
+            } else if (o instanceof Response r) {
+                writeResponse(out, r);
+            } else {
+                throw new IllegalArgumentException("not a Lattice cluster message: " + o.getClass().getName());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /**
+     * @param bytes a message's bytes
+     * @param manifest its manifest
+     * @return the message
+     * @throws NotSerializableException if the manifest is unknown, the version is older than 1, or the bytes are
+     *     cut short
+     */
+    @Override
+    public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int version = in.readUnsignedByte();
+            if (version < 1) {
+                throw new NotSerializableException("Lattice cluster message of format " + version);
+            }
+            return switch (manifest) {
+                case REQUEST -> readRequest(in);
+                case RESPONSE -> readResponse(in);
+                default -> throw new NotSerializableException("unknown Lattice cluster manifest '" + manifest + "'");
+            };
+        } catch (IOException e) {
+            NotSerializableException n = new NotSerializableException("damaged Lattice cluster message ("
+                    + manifest + ", " + bytes.length + " bytes): " + e);
+            n.initCause(e);
+            throw n;
+        }
+    }
+
+    private void writeRequest(DataOutputStream out, Request r) throws IOException {
+        out.writeByte(r.op().code);
+        writeString(out, r.key());
+        writeString(out, r.toKey());
+        writeBytes(out, r.value());
+        out.writeLong(r.number());
+        out.writeBoolean(r.flag());
+        writeStrings(out, r.keys());
+        writeByteList(out, r.values());
+        writeString(out, resolver().toSerializationFormat(r.replyTo()));
+    }
+
+    private Request readRequest(DataInputStream in) throws IOException {
+        Op op = Op.ofCode(in.readUnsignedByte());
+        String key = readString(in);
+        String toKey = readString(in);
+        byte[] value = readBytes(in);
+        long number = in.readLong();
+        boolean flag = in.readBoolean();
+        List<String> keys = readStrings(in);
+        List<byte[]> values = readByteList(in);
+        ActorRef<Response> replyTo = resolver().resolveActorRef(readString(in));
+        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo);
+    }
+
+    private static void writeResponse(DataOutputStream out, Response r) throws IOException {
+        out.writeBoolean(r.ok());
+        out.writeLong(r.number());
+        out.writeBoolean(r.flag());
+        writeStrings(out, r.keys());
+        writeByteList(out, r.values());
+        writeLongs(out, r.versions());
+        writeLongs(out, r.expiries());
+        writeString(out, r.errorType());
+        writeString(out, r.errorMessage());
+        writeString(out, r.errorTree());
+        out.writeInt(r.errorPartition());
+        out.writeLong(r.errorEpoch());
+    }
+
+    private static Response readResponse(DataInputStream in) throws IOException {
+        return new Response(in.readBoolean(), in.readLong(), in.readBoolean(), readStrings(in), readByteList(in),
+                readLongs(in), readLongs(in), readString(in), readString(in), readString(in), in.readInt(),
+                in.readLong());
+    }
+
+    private ActorRefResolver resolver() {
+        ActorRefResolver r = resolver;
+        if (r == null) {
+            r = ActorRefResolver.get(Adapter.toTyped(system));
+            resolver = r;
+        }
+        return r;
+    }
+
+    private static void writeString(DataOutputStream out, String s) throws IOException {
+        writeBytes(out, s == null ? null : s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static String readString(DataInputStream in) throws IOException {
+        byte[] b = readBytes(in);
+        return b == null ? null : new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private static void writeBytes(DataOutputStream out, byte[] b) throws IOException {
+        if (b == null) {
+            out.writeInt(-1);
+        } else {
+            out.writeInt(b.length);
+            out.write(b);
+        }
+    }
+
+    private static byte[] readBytes(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < -1) {
+            throw new IOException("negative length " + n);
+        }
+        if (n == -1) {
+            return null;
+        }
+        byte[] b = new byte[n];
+        in.readFully(b);
+        return b;
+    }
+
+    private static void writeStrings(DataOutputStream out, List<String> l) throws IOException {
+        out.writeInt(l == null ? -1 : l.size());
+        if (l != null) {
+            for (String s : l) {
+                writeString(out, s);
+            }
+        }
+    }
+
+    private static List<String> readStrings(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        List<String> l = new ArrayList<>(Math.min(n, 1 << 16));
+        for (int i = 0; i < n; i++) {
+            l.add(readString(in));
+        }
+        return l;
+    }
+
+    private static void writeByteList(DataOutputStream out, List<byte[]> l) throws IOException {
+        out.writeInt(l == null ? -1 : l.size());
+        if (l != null) {
+            for (byte[] b : l) {
+                writeBytes(out, b);
+            }
+        }
+    }
+
+    private static List<byte[]> readByteList(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        List<byte[]> l = new ArrayList<>(Math.min(n, 1 << 16));
+        for (int i = 0; i < n; i++) {
+            l.add(readBytes(in));
+        }
+        return l;
+    }
+
+    private static void writeLongs(DataOutputStream out, long[] a) throws IOException {
+        out.writeInt(a == null ? -1 : a.length);
+        if (a != null) {
+            for (long v : a) {
+                out.writeLong(v);
+            }
+        }
+    }
+
+    private static long[] readLongs(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        long[] a = new long[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = in.readLong();
+        }
+        return a;
+    }
+}

@@ -1,0 +1,73 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.PartialTree;
+import dev.lattice.engine.TreeOptions;
+
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What the entities of one node share: the node's engine, its partial trees, and a pool for calls that block
+ * (hosting, reads, atomic writes), so that no actor thread waits on the provider. Thread-safe.
+ */
+final class NodeServices implements AutoCloseable {
+
+    private final Lattice lattice;
+    private final LatticeClusterConfig config;
+    private final ConcurrentHashMap<String, PartialTree> trees = new ConcurrentHashMap<>();
+    private final ThreadPoolExecutor blocking;
+
+    NodeServices(Lattice lattice, LatticeClusterConfig config) {
+        this.lattice = lattice;
+        this.config = config;
+        AtomicInteger n = new AtomicInteger();
+        this.blocking = new ThreadPoolExecutor(config.blockingThreads(), config.blockingThreads(), 60,
+                TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "lattice-cluster-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        blocking.allowCoreThreadTimeOut(true);
+    }
+
+    Lattice lattice() {
+        return lattice;
+    }
+
+    /** @return this node's partial tree of {@code name}, creating the tree with the configured options if needed */
+    PartialTree tree(String name) {
+        return trees.computeIfAbsent(name, n -> lattice.hostTree(n, TreeOptions.defaults()));
+    }
+
+    /** @return the same, creating a missing tree with {@code options} */
+    PartialTree tree(String name, TreeOptions options) {
+        return trees.computeIfAbsent(name, n -> lattice.hostTree(n, options));
+    }
+
+    ExecutorService blocking() {
+        return blocking;
+    }
+
+    Duration releaseTimeout() {
+        return config.releaseTimeout();
+    }
+
+    int stashCapacity() {
+        return 10_000;
+    }
+
+    int scanPageEntries() {
+        return config.scanPageEntries();
+    }
+
+    @Override
+    public void close() {
+        blocking.shutdown();
+    }
+}

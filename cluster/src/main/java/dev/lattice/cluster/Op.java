@@ -1,0 +1,31 @@
+package dev.lattice.cluster;
+
+/**
+ * The operations a partition's entity serves. The wire code of each is its {@link #code}; codes are never reused
+ * or renumbered, so two adjacent versions of the message format agree on them.
+ */
+enum Op {
+    GET(1), PUT(2), PUT_TTL(3), PUT_IF_ABSENT(4), PUT_IF_VERSION(5), DELETE(6), GET_ALL(7), PUT_ALL(8),
+    PUT_ALL_ATOMIC(9), SCAN(10), COUNT(11);
+
+    final int code;
+
+    Op(int code) {
+        this.code = code;
+    }
+
+    /** @throws IllegalArgumentException for a code this version does not know (a newer node's operation) */
+    static Op ofCode(int code) {
+        for (Op o : values()) {
+            if (o.code == code) {
+                return o;
+            }
+        }
+        throw new IllegalArgumentException("unknown operation code " + code + " (sent by a newer node?)");
+    }
+
+    /** @return true when the operation changes data (its outcome is unknown when its answer is lost) */
+    boolean writes() {
+        return this != GET && this != GET_ALL && this != SCAN && this != COUNT;
+    }
+}

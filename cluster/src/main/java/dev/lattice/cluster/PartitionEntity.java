@@ -1,0 +1,273 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.OwnershipLostException;
+import dev.lattice.engine.PartialTree;
+import dev.lattice.engine.PartitionNotHostedException;
+import dev.lattice.engine.ScanCursor;
+import dev.lattice.engine.TreeEntry;
+import dev.lattice.engine.Versioned;
+import org.apache.pekko.actor.NoSerializationVerificationNeeded;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The sharded entity of one log {@code (tree, partition)}: it hosts the partition through the node's engine
+ * ({@link PartialTree#host}: claim, replay) before serving, stashing what arrives meanwhile; serves requests
+ * without blocking its actor (writes through the engine's asynchronous calls, reads on the node's blocking pool);
+ * on hand-off ({@link Release}, Pekko's stop message) drains and checkpoints the partition ({@link PartialTree#release})
+ * and stops; when another process claimed the log (its calls throw {@link OwnershipLostException}) it stops too, so
+ * that the next request hosts it again wherever Pekko places it.
+ */
+final class PartitionEntity {
+
+    /** Pekko's hand-off stop message, and the entity's own signal to stop after a lost claim. */
+    enum Release implements EntityMessage, NoSerializationVerificationNeeded {
+        HAND_OFF, LOST
+    }
+
+    private record Hosted(Throwable failure) implements EntityMessage, NoSerializationVerificationNeeded {
+    }
+
+    private record Released(boolean drained) implements EntityMessage, NoSerializationVerificationNeeded {
+    }
+
+    private final ActorContext<EntityMessage> ctx;
+    private final NodeServices node;
+    private final String entityId;
+    private final String treeName;
+    private final int partition;
+    private PartialTree tree;
+    private boolean hosted;
+
+    private PartitionEntity(ActorContext<EntityMessage> ctx, NodeServices node, String entityId) {
+        this.ctx = ctx;
+        this.node = node;
+        this.entityId = entityId;
+        LogAddress a = LogAddress.parse(entityId);
+        this.treeName = a.tree();
+        this.partition = a.partition();
+    }
+
+    /** @return the behaviour of the entity {@code entityId} ("tree/partition") */
+    static Behavior<EntityMessage> create(String entityId, NodeServices node) {
+        return Behaviors.setup(ctx -> Behaviors.withStash(node.stashCapacity(),
+                stash -> new PartitionEntity(ctx, node, entityId).starting(stash)));
+    }
+
+    private Behavior<EntityMessage> starting(StashBuffer<EntityMessage> stash) {
+        CompletableFuture<Void> host = CompletableFuture.runAsync(() -> {
+            PartialTree t = node.tree(treeName);
+            t.host(partition);
+            tree = t;
+        }, node.blocking());
+        ctx.pipeToSelf(host, (ok, err) -> new Hosted(err));
+        return Behaviors.receive(EntityMessage.class)
+                .onMessage(Hosted.class, h -> {
+                    if (h.failure() != null) {
+                        ctx.getLog().warn("{}: hosting failed: {}", entityId, h.failure().toString());
+                        Response r = RemoteErrors.toResponse(h.failure());
+                        stash.forEach(m -> {
+                            if (m instanceof Request q) {
+                                q.replyTo().tell(r);
+                            }
+                        });
+                        return Behaviors.stopped();
+                    }
+                    hosted = true;
+                    ctx.getLog().info("{}: hosted", entityId);
+                    return stash.unstashAll(serving());
+                })
+                .onAnyMessage(m -> {
+                    if (stash.isFull()) {
+                        if (m instanceof Request q) {
+                            q.replyTo().tell(RemoteErrors.toResponse(new dev.lattice.engine.LatticeSaturatedException(
+                                    entityId + " is still opening and has " + node.stashCapacity()
+                                            + " requests waiting", null)));
+                        }
+                    } else {
+                        stash.stash(m);
+                    }
+                    return Behaviors.same();
+                })
+                .build();
+    }
+
+    private Behavior<EntityMessage> serving() {
+        return Behaviors.receive(EntityMessage.class)
+                .onMessage(Request.class, q -> {
+                    serve(q);
+                    return Behaviors.same();
+                })
+                .onMessage(Release.class, r -> releasing(r))
+                .onSignal(PostStop.class, s -> {
+                    releaseNow();
+                    return Behaviors.same();
+                })
+                .build();
+    }
+
+    private Behavior<EntityMessage> releasing(Release why) {
+        ctx.getLog().info("{}: releasing ({})", entityId, why == Release.LOST ? "claim lost" : "hand-off");
+        hosted = false;
+        PartialTree t = tree;
+        Duration timeout = node.releaseTimeout();
+        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> t.release(partition, timeout), node.blocking()),
+                (drained, err) -> new Released(err == null && drained));
+        return Behaviors.receive(EntityMessage.class)
+                .onMessage(Request.class, q -> {
+                    q.replyTo().tell(RemoteErrors.toResponse(new PartitionNotHostedException(treeName, partition,
+                            entityId + " is being handed off")));
+                    return Behaviors.same();
+                })
+                .onMessage(Released.class, r -> {
+                    if (!r.drained()) {
+                        ctx.getLog().warn("{}: released without a full drain or checkpoint", entityId);
+                    }
+                    return Behaviors.stopped();
+                })
+                .onAnyMessage(m -> Behaviors.same())
+                .build();
+    }
+
+    /** The actor stopped without a hand-off (its node is shutting down): release on the way out. */
+    private void releaseNow() {
+        if (hosted) {
+            hosted = false;
+            tree.release(partition, node.releaseTimeout());
+        }
+    }
+
+    private void serve(Request q) {
+        CompletionStage<Response> answer;
+        try {
+            answer = answer(q);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((r, err) -> {
+            if (err != null) {
+                Throwable c = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                        ? err.getCause() : err;
+                if (c instanceof OwnershipLostException) {
+                    ctx.getSelf().tell(Release.LOST);
+                }
+                q.replyTo().tell(RemoteErrors.toResponse(c));
+            } else {
+                q.replyTo().tell(r);
+            }
+        });
+    }
+
+    private CompletionStage<Response> answer(Request q) {
+        PartialTree t = tree;
+        switch (q.op()) {
+            case PUT:
+                checkKey(q.key());
+                return t.putAsync(q.key(), q.value()).thenApply(v -> Response.ok(v, true));
+            case PUT_TTL:
+                checkKey(q.key());
+                return t.putAsync(q.key(), q.value(), Duration.ofMillis(q.number())).thenApply(v -> Response.ok(v, true));
+            case PUT_IF_ABSENT:
+                checkKey(q.key());
+                return t.putIfAbsentAsync(q.key(), q.value()).thenApply(b -> Response.ok(0, b));
+            case PUT_IF_VERSION:
+                checkKey(q.key());
+                return t.putIfVersionAsync(q.key(), q.value(), q.number()).thenApply(b -> Response.ok(0, b));
+            case DELETE:
+                checkKey(q.key());
+                return t.deleteAsync(q.key()).thenApply(b -> Response.ok(0, b));
+            case PUT_ALL:
+                return t.putAllAsync(entries(q)).thenApply(v -> Response.ok(0, true));
+            default:
+                return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
+        }
+    }
+
+    /** The calls that may block (reads may fetch run blocks from the provider; an atomic write waits). */
+    private Response read(PartialTree t, Request q) {
+        switch (q.op()) {
+            case GET: {
+                checkKey(q.key());
+                Optional<Versioned> v = t.getVersioned(q.key());
+                return v.map(x -> Response.entries(List.of(q.key()), List.of(x.value()), new long[] {x.version()},
+                                new long[] {x.expiresAtMillis()}, false))
+                        .orElseGet(() -> Response.entries(List.of(), List.of(), new long[0], new long[0], false));
+            }
+            case GET_ALL: {
+                for (String k : q.keys()) {
+                    checkKey(k);
+                }
+                Map<String, byte[]> found = t.getAll(q.keys());
+                List<String> keys = new ArrayList<>(found.keySet());
+                return Response.entries(keys, new ArrayList<>(found.values()), new long[keys.size()],
+                        new long[keys.size()], false);
+            }
+            case PUT_ALL_ATOMIC:
+                return Response.ok(t.putAllAtomic(entries(q)), true);
+            case SCAN:
+                return scanPage(t, q);
+            case COUNT:
+                return Response.ok(t.count(partition), true);
+            default:
+                throw new IllegalArgumentException("operation " + q.op() + " is not served by " + entityId);
+        }
+    }
+
+    private Response scanPage(PartialTree t, Request q) {
+        int limit = (int) Math.max(1, Math.min(q.number(), node.scanPageEntries()));
+        List<String> keys = new ArrayList<>();
+        List<byte[]> values = new ArrayList<>();
+        List<Long> versions = new ArrayList<>();
+        boolean more = false;
+        try (ScanCursor c = t.scan(partition, q.key(), q.toKey(), q.flag())) {
+            while (c.hasNext()) {
+                if (keys.size() == limit) {
+                    more = true;
+                    break;
+                }
+                TreeEntry e = c.next();
+                keys.add(e.key());
+                values.add(e.value());
+                versions.add(e.version());
+            }
+        }
+        long[] v = new long[versions.size()];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = versions.get(i);
+        }
+        return Response.entries(keys, values, v, new long[v.length], more);
+    }
+
+    private Map<String, byte[]> entries(Request q) {
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        for (int i = 0; i < q.keys().size(); i++) {
+            checkKey(q.keys().get(i));
+            m.put(q.keys().get(i), q.values().get(i));
+        }
+        return m;
+    }
+
+    /** A request routed here must be for this partition (another hosted partition would answer, but wrongly routed). */
+    private void checkKey(String key) {
+        if (key == null) {
+            throw new NullPointerException("key");
+        }
+        int p = tree.partitionOf(key);
+        if (p != partition) {
+            throw new IllegalArgumentException("key '" + key + "' belongs to partition " + p + " of tree '" + treeName
+                    + "', not to " + entityId + " (the sender routes with another partition count or hash)");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.lattice.cluster;
+
+import java.util.List;
+
+/**
+ * The answer of an entity: on success {@code number} (a version or a count), {@code flag} (a conditional write's
+ * outcome, a scan's "more"), and for reads {@code keys}, {@code values}, {@code versions} and {@code expiries}
+ * (milliseconds since the epoch, 0 for none) of the same length; on failure the error's type name, message and
+ * details (see {@link RemoteErrors}). Serialized by {@link LatticeSerializer}. Immutable by convention (the arrays
+ * are not copied).
+ */
+record Response(boolean ok, long number, boolean flag, List<String> keys, List<byte[]> values, long[] versions,
+                long[] expiries, String errorType, String errorMessage, String errorTree, int errorPartition,
+                long errorEpoch) {
+
+    static Response ok(long number, boolean flag) {
+        return new Response(true, number, flag, null, null, null, null, null, null, null, 0, 0);
+    }
+
+    static Response entries(List<String> keys, List<byte[]> values, long[] versions, long[] expiries, boolean more) {
+        return new Response(true, 0, more, keys, values, versions, expiries, null, null, null, 0, 0);
+    }
+}

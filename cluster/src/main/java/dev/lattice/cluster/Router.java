@@ -1,0 +1,108 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.LatticeException;
+import dev.lattice.engine.WriteOutcomeUnknownException;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.sharding.typed.ShardingEnvelope;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * Sends a request to the entity of a log through the shard region and retries while the log has no owner that
+ * serves it: an answer {@link dev.lattice.engine.PartitionNotHostedException}/{@link dev.lattice.engine.OwnershipLostException} (the
+ * entity did nothing) is retried with a growing pause until the operation timeout; a read whose answer does not
+ * come within the request timeout is retried too; a write whose answer does not come fails with
+ * {@link WriteOutcomeUnknownException} (it may have been applied). Thread-safe.
+ */
+final class Router {
+
+    private final ActorRef<ShardingEnvelope<EntityMessage>> region;
+    private final Scheduler scheduler;
+    private final Duration requestTimeout;
+    private final long operationTimeoutNanos;
+
+    Router(ActorRef<ShardingEnvelope<EntityMessage>> region, Scheduler scheduler, Duration requestTimeout,
+           Duration operationTimeout) {
+        this.region = region;
+        this.scheduler = scheduler;
+        this.requestTimeout = requestTimeout;
+        this.operationTimeoutNanos = operationTimeout.toNanos();
+    }
+
+    /** @return the successful response, completed exceptionally with the typed error otherwise */
+    CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make) {
+        CompletableFuture<Response> out = new CompletableFuture<>();
+        attempt(log, op, make, System.nanoTime() + operationTimeoutNanos, 0, out);
+        return out;
+    }
+
+    /** Blocking form of {@link #send}: the response, or the typed error thrown as is. */
+    Response call(LogAddress log, Op op, Function<ActorRef<Response>, Request> make) {
+        return await(send(log, op, make));
+    }
+
+    static <T> T await(CompletableFuture<T> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LatticeException("interrupted while waiting for the cluster", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new LatticeException("cluster call failed", c);
+        }
+    }
+
+    private void attempt(LogAddress log, Op op, Function<ActorRef<Response>, Request> make, long deadline,
+                         int attempt, CompletableFuture<Response> out) {
+        String id = log.entityId();
+        AskPattern.<ShardingEnvelope<EntityMessage>, Response>ask(region,
+                        replyTo -> new ShardingEnvelope<>(id, make.apply(replyTo)), requestTimeout, scheduler)
+                .whenComplete((r, err) -> {
+                    if (err == null && r.ok()) {
+                        out.complete(r);
+                        return;
+                    }
+                    boolean late = System.nanoTime() > deadline;
+                    if (err != null) {
+                        Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                        boolean timedOut = c instanceof TimeoutException;
+                        if (timedOut && op.writes()) {
+                            out.completeExceptionally(new WriteOutcomeUnknownException(op + " on " + id
+                                    + ": no answer from the log's owner within " + requestTimeout.toMillis()
+                                    + " ms; the write may or may not have been applied", c));
+                        } else if (timedOut && !late) {
+                            retry(log, op, make, deadline, attempt, out);
+                        } else {
+                            out.completeExceptionally(new LatticeException(op + " on " + id + ": " + (timedOut
+                                    ? "no owner answered within the operation timeout" : c.toString()), c));
+                        }
+                        return;
+                    }
+                    RuntimeException e = RemoteErrors.toException(r);
+                    if (RemoteErrors.retryElsewhere(e) && !late) {
+                        retry(log, op, make, deadline, attempt, out);
+                    } else {
+                        out.completeExceptionally(e);
+                    }
+                });
+    }
+
+    private void retry(LogAddress log, Op op, Function<ActorRef<Response>, Request> make, long deadline, int attempt,
+                       CompletableFuture<Response> out) {
+        long pauseMillis = Math.min(500, 10L << Math.min(attempt, 6));
+        CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS)
+                .execute(() -> attempt(log, op, make, deadline, attempt + 1, out));
+    }
+}

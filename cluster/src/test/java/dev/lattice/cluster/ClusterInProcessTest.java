@@ -1,0 +1,173 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.ScanCursor;
+import dev.lattice.engine.Tree;
+import dev.lattice.engine.TreeEntry;
+import dev.lattice.engine.TreeOptions;
+import dev.lattice.engine.Versioned;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Three nodes in one JVM (three actor systems on 127.0.0.1, one embedded PostgreSQL): routing, fan-out, typed
+ * errors over the wire (every message is serialized, also between local actors: serialize-messages = on), and a
+ * graceful leave that hands the node's logs off without losing a write.
+ */
+class ClusterInProcessTest {
+
+    private final List<LatticeCluster> nodes = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        for (LatticeCluster n : nodes) {
+            n.close();
+        }
+    }
+
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String s(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    private void startThree(String uri) {
+        int seed = TestCluster.freePort();
+        String extra = "pekko.actor.serialize-messages = on";
+        nodes.add(LatticeCluster.start(TestCluster.node(uri, seed, seed, extra).build()));
+        nodes.add(LatticeCluster.start(TestCluster.node(uri, TestCluster.freePort(), seed, extra).build()));
+        nodes.add(LatticeCluster.start(TestCluster.node(uri, TestCluster.freePort(), seed, extra).build()));
+        for (LatticeCluster n : nodes) {
+            assertThat(n.awaitMembers(3, Duration.ofSeconds(60))).as("cluster formed").isTrue();
+        }
+    }
+
+    private Set<Integer> hostedBy(LatticeCluster n, String tree) {
+        return n.services().tree(tree).hostedPartitions();
+    }
+
+    @Test
+    void oneTreeServedByThreeNodesAndHandedOffOnLeave() {
+        startThree(TestCluster.freshPostgresUri());
+        Tree via0 = nodes.get(0).tree("orders", TreeOptions.partitions(6));
+        Map<String, String> expected = new TreeMap<>();
+        for (int i = 0; i < 300; i++) {
+            String k = "o-" + i;
+            Tree via = nodes.get(i % 3).tree("orders");
+            long version = via.put(k, b("v" + i));
+            assertThat(version).isPositive();
+            expected.put(k, "v" + i);
+        }
+        // every node reads every key, whoever owns it
+        for (LatticeCluster n : nodes) {
+            Tree t = n.tree("orders");
+            assertThat(t.partitions()).isEqualTo(6);
+            for (Map.Entry<String, String> e : expected.entrySet()) {
+                assertThat(t.get(e.getKey()).map(ClusterInProcessTest::s)).as(e.getKey()).hasValue(e.getValue());
+            }
+        }
+        // the partitions are spread: every one hosted exactly once, by more than one node
+        Set<Integer> all = new TreeSet<>();
+        int hostingNodes = 0;
+        for (LatticeCluster n : nodes) {
+            Set<Integer> h = hostedBy(n, "orders");
+            for (int p : h) {
+                assertThat(all.add(p)).as("partition " + p + " hosted twice").isTrue();
+            }
+            hostingNodes += h.isEmpty() ? 0 : 1;
+        }
+        assertThat(all).containsExactly(0, 1, 2, 3, 4, 5);
+        assertThat(hostingNodes).isGreaterThan(1);
+
+        // fan-out reads merge in key order
+        Tree via1 = nodes.get(1).tree("orders");
+        assertThat(via1.count()).isEqualTo(300);
+        List<String> scanned = new ArrayList<>();
+        try (ScanCursor c = via1.scan("o-1", "o-5", false)) {
+            c.forEachRemaining(e -> scanned.add(e.key()));
+        }
+        assertThat(scanned).isEqualTo(new ArrayList<>(((TreeMap<String, String>) expected).subMap("o-1", "o-5").keySet()));
+        List<String> reversed = new ArrayList<>();
+        try (ScanCursor c = via1.scan(null, null, true)) {
+            c.forEachRemaining(e -> reversed.add(e.key()));
+        }
+        List<String> desc = new ArrayList<>(expected.keySet());
+        java.util.Collections.reverse(desc);
+        assertThat(reversed).isEqualTo(desc);
+        Map<String, byte[]> got = via1.getAll(List.of("o-1", "o-2", "o-250", "missing"));
+        assertThat(got.keySet()).containsExactly("o-1", "o-2", "o-250");
+
+        // conditional writes, versions, deletes, ttl
+        Versioned v = via0.getVersioned("o-7").orElseThrow();
+        assertThat(via1.putIfVersion("o-7", b("new"), v.version())).isTrue();
+        assertThat(via0.putIfVersion("o-7", b("stale"), v.version())).isFalse();
+        assertThat(via0.putIfAbsent("o-7", b("x"))).isFalse();
+        assertThat(via0.putIfAbsent("fresh", b("x"))).isTrue();
+        assertThat(via1.delete("fresh")).isTrue();
+        assertThat(via1.exists("fresh")).isFalse();
+        via1.put("short", b("lived"), Duration.ofMinutes(5));
+        assertThat(via0.getVersioned("short").orElseThrow().expiresAt()).isPresent();
+        expected.put("o-7", "new");
+
+        // putAll fans out; an atomic write within one partition is served
+        Map<String, byte[]> batch = new HashMap<>();
+        for (int i = 0; i < 50; i++) {
+            batch.put("b-" + i, b("b" + i));
+            expected.put("b-" + i, "b" + i);
+        }
+        via0.putAll(batch);
+        assertThat(via1.getAll(batch.keySet())).hasSize(50);
+        PartitionKeys same = PartitionKeys.samePartition(nodes.get(0).services().tree("orders"), 3);
+        Map<String, byte[]> atomic = new HashMap<>();
+        for (String k : same.keys()) {
+            atomic.put(k, b("atomic"));
+            expected.put(k, "atomic");
+        }
+        assertThat(via1.putAllAtomic(atomic)).isPositive();
+
+        // typed errors over the wire
+        String tooLong = "k".repeat(via0.maxKeyBytes() + 1);
+        assertThatThrownBy(() -> via1.put(tooLong, b("x"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limit");
+        assertThatThrownBy(() -> via1.put("big", new byte[via0.maxValueBytes() + 1]))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> via1.putAllAtomic(Map.of("o-1", b("a"), "o-2", b("b"), "o-3", b("c"),
+                "o-4", b("d"), "o-5", b("e"), "o-6", b("f"), "o-8", b("g"), "o-9", b("h"))))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("partitions");
+        assertThatThrownBy(() -> via1.put(null, b("x"))).isInstanceOf(NullPointerException.class);
+
+        // a graceful leave hands the node's logs off; nothing is lost and the tree keeps serving
+        LatticeCluster leaving = nodes.remove(2);
+        Set<Integer> itHosted = hostedBy(leaving, "orders");
+        leaving.close();
+        for (Map.Entry<String, String> e : expected.entrySet()) {
+            assertThat(via1.get(e.getKey()).map(ClusterInProcessTest::s)).as(e.getKey()).hasValue(e.getValue());
+        }
+        for (int i = 0; i < 30; i++) {
+            via0.put("after-" + i, b("a"));
+        }
+        Set<Integer> now = new TreeSet<>(hostedBy(nodes.get(0), "orders"));
+        now.addAll(hostedBy(nodes.get(1), "orders"));
+        assertThat(now).containsAll(itHosted);
+        assertThat(via1.count()).isEqualTo(expected.size() + 30 + 1); // + the ttl key
+        List<TreeEntry> first = new ArrayList<>();
+        try (ScanCursor c = via0.scan(null, null, false)) {
+            c.forEachRemaining(first::add);
+        }
+        assertThat(first).hasSize(expected.size() + 31);
+    }
+}
