@@ -48,6 +48,8 @@ public final class LatticeCluster implements AutoCloseable {
     private final Router router;
     private final LatticeClusterConfig config;
     private volatile boolean closed;
+    private volatile boolean closing;
+    private volatile boolean downed;
 
     private LatticeCluster(LatticeClusterConfig config) {
         this.config = config;
@@ -74,7 +76,15 @@ public final class LatticeCluster implements AutoCloseable {
                         .withRole(HOST_ROLE)
                         .withMessageExtractor(new OneShardPerLog()));
         this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout());
-        system.getWhenTerminated().thenRun(this::closeEngine);
+        system.getWhenTerminated().thenRun(() -> {
+            if (!closing) {
+                Object reason = org.apache.pekko.actor.CoordinatedShutdown.get(system).getShutdownReason()
+                        .orElse(null);
+                downed = reason == org.apache.pekko.actor.CoordinatedShutdown.clusterDowningReason();
+                LOG.warn("node {} stopped ({}); closing its engine", system.address(), reason);
+            }
+            closeEngine();
+        });
     }
 
     /**
@@ -168,6 +178,11 @@ public final class LatticeCluster implements AutoCloseable {
         return system;
     }
 
+    /** @return true when this node stopped because the cluster downed it (rather than by {@link #close}) */
+    public boolean wasDowned() {
+        return downed;
+    }
+
     /** @return true once the node left the cluster or was downed, and its engine is closed */
     public boolean isClosed() {
         return closed;
@@ -179,6 +194,7 @@ public final class LatticeCluster implements AutoCloseable {
      */
     @Override
     public void close() {
+        closing = true;
         system.terminate();
         try {
             system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);

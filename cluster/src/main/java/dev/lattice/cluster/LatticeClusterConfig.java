@@ -38,6 +38,41 @@ public final class LatticeClusterConfig {
         this.scanPageEntries = b.scanPageEntries;
     }
 
+    /**
+     * Reads a node's configuration from Typesafe Config: the engine's provider URI from {@code lattice.cluster.provider}
+     * (required), optional {@code lattice.cluster.hosting}, {@code read-lease}, {@code request-timeout},
+     * {@code operation-timeout}, {@code release-timeout}, and everything under {@code pekko} as the Pekko settings.
+     * So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
+     *
+     * @param config the settings (for example {@code ConfigFactory.load()})
+     * @return the builder, to adjust further
+     * @throws com.typesafe.config.ConfigException.Missing if {@code lattice.cluster.provider} is missing
+     * @throws com.typesafe.config.ConfigException.BadValue if a duration is malformed
+     */
+    public static Builder fromConfig(Config config) {
+        Config c = config.getConfig("lattice.cluster");
+        Builder b = builder().lattice(LatticeConfig.builder().uri(c.getString("provider")));
+        if (c.hasPath("hosting")) {
+            b.hosting(c.getBoolean("hosting"));
+        }
+        if (c.hasPath("read-lease")) {
+            b.readLease(c.getDuration("read-lease"));
+        }
+        if (c.hasPath("request-timeout")) {
+            b.requestTimeout(c.getDuration("request-timeout"));
+        }
+        if (c.hasPath("operation-timeout")) {
+            b.operationTimeout(c.getDuration("operation-timeout"));
+        }
+        if (c.hasPath("release-timeout")) {
+            b.releaseTimeout(c.getDuration("release-timeout"));
+        }
+        if (config.hasPath("pekko")) {
+            b.pekko(config.withOnlyPath("pekko"));
+        }
+        return b;
+    }
+
     /** @return a builder with the defaults */
     public static Builder builder() {
         return new Builder();

@@ -1,0 +1,173 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.Lattice;
+import dev.lattice.engine.PartialTree;
+import dev.lattice.engine.Tree;
+import dev.lattice.engine.TreeOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 19's fault scenario in several JVMs on 127.0.0.1 sharing one embedded PostgreSQL: three nodes run a mixed
+ * workload (puts, conditional writes, one-partition atomic writes, point reads, getAll of the atomic group) through
+ * their own cluster trees while one node is killed with SIGKILL, one is frozen with SIGSTOP past the failure
+ * detector and resumed with SIGCONT (it must be downed and exit, fenced: none of its reads may be stale), nodes
+ * join, and one leaves gracefully (SIGTERM). Then every node's history is checked against the final state
+ * ({@link HistoryCheck}). {@code -Dlattice.cluster.rounds=N} repeats the faults N times (CI: 1).
+ */
+class ClusterFaultTest {
+
+    private final List<NodeProcess> all = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() {
+        for (NodeProcess n : all) {
+            if (n.alive()) {
+                n.signal("CONT");
+                n.destroyForcibly();
+            }
+        }
+    }
+
+    private List<Integer> ports(List<NodeProcess> live) {
+        List<Integer> p = new ArrayList<>();
+        for (NodeProcess n : live) {
+            p.add(n.port);
+        }
+        return p;
+    }
+
+    private NodeProcess join(String name, String uri, List<NodeProcess> live, Path dir, Path stop) {
+        int port = TestCluster.freePort();
+        List<Integer> seeds = live.isEmpty() ? List.of(port) : ports(live);
+        NodeProcess n = NodeProcess.start(name, uri, port, seeds, live.size() + 1, dir, stop);
+        all.add(n);
+        return n;
+    }
+
+    private static void awaitUp(NodeProcess n) {
+        assertThat(n.awaitLog("UP " + n.name, 120_000)).as(n.name + " came up:\n" + n.tail()).isTrue();
+    }
+
+    @Test
+    void killFreezeJoinAndLeaveUnderLoadLoseNothingAndServeNothingStale(@TempDir Path dir) throws Exception {
+        int rounds = Integer.getInteger("lattice.cluster.rounds", 1);
+        String uri = TestCluster.freshPostgresUri();
+        try (Lattice l = Lattice.open(uri)) {
+            l.createTree(WorkloadNode.TREE, TreeOptions.partitions(WorkloadNode.PARTITIONS));
+        }
+        Path stop = dir.resolve("stop");
+        List<NodeProcess> live = new ArrayList<>();
+        // three nodes: the first seeds itself, the others join it
+        int seedPort = TestCluster.freePort();
+        NodeProcess first = NodeProcess.start("n0", uri, seedPort, List.of(seedPort), 3, dir, stop);
+        all.add(first);
+        live.add(first);
+        for (int i = 1; i < 3; i++) {
+            NodeProcess n = NodeProcess.start("n" + i, uri, TestCluster.freePort(), List.of(seedPort), 3, dir, stop);
+            all.add(n);
+            live.add(n);
+        }
+        for (NodeProcess n : live) {
+            awaitUp(n);
+        }
+        int next = 3;
+        List<String> report = new ArrayList<>();
+        List<Object[]> zombies = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            Thread.sleep(6_000);
+            NodeProcess killed = live.remove(live.size() - 1);
+            killed.signal("KILL");
+            report.add("round " + round + ": SIGKILL " + killed.name);
+            Thread.sleep(12_000);
+            NodeProcess joined = join("n" + next++, uri, live, dir, stop);
+            awaitUp(joined);
+            live.add(joined);
+            Thread.sleep(5_000);
+
+            NodeProcess frozen = live.remove(0);
+            frozen.signal("STOP");
+            Thread.sleep(14_000); // past the failure detector (2 s) and stable-after (4 s): the others down it
+            long resumedMicros = System.currentTimeMillis() * 1000;
+            frozen.signal("CONT");
+            Integer code = frozen.awaitExit(60_000);
+            zombies.add(new Object[] {frozen, resumedMicros});
+            assertThat(code).as(frozen.name + " resumed after being downed must exit\n" + frozen.tail()).isNotNull();
+            report.add("round " + round + ": SIGSTOP/SIGCONT " + frozen.name + " exited " + code);
+            NodeProcess joined2 = join("n" + next++, uri, live, dir, stop);
+            awaitUp(joined2);
+            live.add(joined2);
+            Thread.sleep(5_000);
+
+            NodeProcess leaving = live.remove(0);
+            leaving.signal("TERM");
+            Integer left = leaving.awaitExit(60_000);
+            // a JVM ended by SIGTERM exits with 143 after its shutdown hooks (Pekko's leave and hand-off) ran
+            assertThat(left).as(leaving.name + " left gracefully\n" + leaving.tail()).isIn(0, 143);
+            assertThat(java.nio.file.Files.readString(leaving.log)).as(leaving.name + " was not downed")
+                    .doesNotContain("ClusterDowning");
+            report.add("round " + round + ": SIGTERM " + leaving.name + " exited " + left);
+            NodeProcess joined3 = join("n" + next++, uri, live, dir, stop);
+            awaitUp(joined3);
+            live.add(joined3);
+            Thread.sleep(4_000);
+        }
+        Files.writeString(stop, "stop");
+        for (NodeProcess n : live) {
+            assertThat(n.awaitLog("WORKLOAD-DONE", 60_000)).as(n.name + "\n" + n.tail()).isTrue();
+        }
+        for (NodeProcess n : live) {
+            n.signal("TERM");
+        }
+        for (NodeProcess n : live) {
+            assertThat(n.awaitExit(60_000)).as(n.name + " exit\n" + n.tail()).isNotNull();
+        }
+
+        HistoryCheck check = new HistoryCheck();
+        for (NodeProcess n : all) {
+            if (Files.exists(n.history)) {
+                check.load(n.history);
+            }
+        }
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < WorkloadNode.KEYS; i++) {
+            keys.add("k" + i);
+        }
+        List<String> group = groupKeys(uri);
+        try (Lattice l = Lattice.open(uri)) {
+            Tree t = l.tree(WorkloadNode.TREE);
+            check.check(t::getVersioned, keys, group);
+        }
+        for (Object[] z : zombies) {
+            HistoryCheck own = new HistoryCheck();
+            own.load(((NodeProcess) z[0]).history);
+            long after = (Long) z[1];
+            long reads = own.reads.stream().filter(r -> r.start() > after).count();
+            long acked = own.writes.values().stream().filter(w -> w.start() > after && w.outcome().equals("OK"))
+                    .count();
+            report.add(((NodeProcess) z[0]).name + " after SIGCONT: " + reads + " reads served, " + acked
+                    + " writes acknowledged (all checked below)");
+        }
+        System.out.println("[cluster-fault] " + String.join("; ", report) + "; " + check.summary());
+        assertThat(check.writes.values().stream().filter(w -> w.outcome().equals("OK")).count())
+                .as("acknowledged writes").isGreaterThan(100);
+        assertThat(check.reads).as("reads").hasSizeGreaterThan(100);
+        assertThat(check.violations).as(check.summary()).isEmpty();
+    }
+
+    /** The atomic group's keys, chosen by the tree's hash as the nodes chose them. */
+    private static List<String> groupKeys(String uri) {
+        try (Lattice l = Lattice.open(uri)) {
+            PartialTree t = l.hostTree(WorkloadNode.TREE, TreeOptions.partitions(WorkloadNode.PARTITIONS));
+            return PartitionKeys.samePartition(t, 3).keys();
+        }
+    }
+}
