@@ -207,9 +207,6 @@ final class AtomicWrites {
      * at once and durably by RESOLVE entries (their keys stay locked until those are applied).
      */
     void resolveAtOpen(TreeImpl t, LogPipeline[] opened) {
-        if (t.isPartial()) {
-            refuseForeignCoordinators(t, opened);
-        }
         for (LogPipeline lp : opened) {
             states.put(lp.log, lp.state);
         }
@@ -223,6 +220,15 @@ final class AtomicWrites {
         for (LogPipeline lp : opened) {
             for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
                 PartitionState.Unresolved u = e.getValue();
+                if (t.isPartial() && !states.containsKey(u.coordinator())) {
+                    // coordinated by a log another process hosts: the cluster asks it and resolves (keys stay locked)
+                    List<String> keys = new ArrayList<>();
+                    for (WalRecord.Mutation m : u.mutations()) {
+                        keys.add(m.key());
+                    }
+                    lp.lockNow(u.txn(), keys);
+                    continue;
+                }
                 PartitionState cs = stateOf(u.coordinator());
                 PartitionState.Decision d = cs == null ? null : cs.decisions.get(e.getKey());
                 boolean commit = d != null && d.commit;
@@ -245,22 +251,9 @@ final class AtomicWrites {
         }
     }
 
-    /**
-     * A partition hosted alone may only resolve what it left prepared when the coordinator log is its own or is
-     * hosted here: elsewhere a decision may still be made (or be in a log this process cannot read safely).
-     */
-    private void refuseForeignCoordinators(TreeImpl t, LogPipeline[] opened) {
-        for (LogPipeline lp : opened) {
-            for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
-                LogId c = e.getValue().coordinator();
-                if (!c.equals(lp.log) && !states.containsKey(c)) {
-                    throw new LatticeException("cannot host " + lp.log + ": it holds atomic write " + e.getKey()
-                            + ", prepared by an earlier process with coordinator log " + c + ", which this process"
-                            + " does not host; open tree '" + t.name() + "' embedded once (Lattice.tree) to resolve it",
-                            null);
-                }
-            }
-        }
+    /** A cluster coordinator is about to decide {@code t}: its decision's apply publishes it and completes it. */
+    void registerLive(Txn t) {
+        live.put(t.id, t);
     }
 
     /** A released partition: its state no longer answers for decisions. */
@@ -655,7 +648,7 @@ final class AtomicWrites {
         }
     }
 
-    private PendingWrite decision(Txn t, boolean commit, List<LogId> participants, String idemKey, long digest,
+    PendingWrite decision(Txn t, boolean commit, List<LogId> participants, String idemKey, long digest,
                                   java.util.function.LongSupplier version) {
         List<WalRecord.Mutation> ms = new ArrayList<>(2);
         ms.add(WalRecord.Mutation.txn(t.id, PartitionState.decisionFields(commit, System.currentTimeMillis(),

@@ -101,6 +101,8 @@ final class LogPipeline {
     private WalStorageException fatal;
     /** Set (once) when another writer claimed the log; read without the lock by partial trees. */
     private volatile FencedException fencedBy;
+    /** Atomic writes a cluster prepared in this hosting of the log, by id, until resolved (see ClusterAtomics). */
+    final java.util.concurrent.ConcurrentHashMap<String, Txn> clusterTxns = new java.util.concurrent.ConcurrentHashMap<>();
     private boolean closing;
     private boolean paused;
     private long nextOffset;

@@ -1,7 +1,11 @@
 package dev.lattice.engine;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A tree of which this process hosts only some partitions (for a cluster, where each partition's log has one owner
@@ -81,4 +85,83 @@ public interface PartialTree extends Tree {
      * @throws OwnershipLostException if another process claimed its log
      */
     ScanCursor scan(int partition, String fromInclusive, String toExclusive, boolean reverse);
+
+    // ------------------------------------------------------------------ multi-log atomic writes across processes
+
+    /**
+     * Step 1 of a multi-log atomic write coordinated by a cluster: locks this partition's keys of the write (waiting
+     * up to the admission timeout for other atomic writes), checks its preconditions and appends its PREPARE entry
+     * (the write's values stay invisible). Reads of those keys wait for the write's outcome from then on.
+     *
+     * @param partition a hosted partition
+     * @param txnId the write's id, unique per write
+     * @param coordinator the write's coordinator log (where its decision is recorded)
+     * @param ops this partition's operations (keys of other partitions are refused)
+     * @return completes with a version floor (the write's version must be at least this) once the entry is
+     *     committed; exceptionally with {@link PreconditionFailedException} (nothing prepared),
+     *     {@link LatticeSaturatedException} (keys locked too long), or the write error
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     * @throws IllegalArgumentException if a key or value breaks its limit, or a key is of another partition
+     * @throws IllegalStateException if the write is already prepared here
+     */
+    CompletableFuture<Long> prepareAtomic(int partition, String txnId, dev.lattice.spi.LogId coordinator,
+                                          List<AtomicOp> ops);
+
+    /**
+     * Step 2, in the coordinator log: appends the DECISION entry, the commit point. A commit needs this partition's
+     * own part prepared by {@link #prepareAtomic} in this hosting; on commit the own part becomes visible, on abort it
+     * is undone. Deciding an unknown write as aborted records the abort (so a later question gets the same answer).
+     *
+     * @param partition the coordinator partition, hosted here
+     * @param txnId the write
+     * @param commit true to commit
+     * @param participants the other participant logs
+     * @param versionFloor the highest floor the participants' prepares returned
+     * @return completes with the write's version (0 for an abort) once the decision is committed
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     * @throws IllegalStateException if a commit is asked for a write not prepared in this hosting, or the write is
+     *     already decided the other way
+     */
+    CompletableFuture<Long> decideAtomic(int partition, String txnId, boolean commit,
+                                         List<dev.lattice.spi.LogId> participants, long versionFloor);
+
+    /**
+     * Step 3, in every other participant: appends the RESOLVE entry, which makes the write's part visible (commit)
+     * or undoes it (abort) and releases its keys. A no-op when the write is not prepared here (already resolved).
+     *
+     * @param partition a hosted partition
+     * @param txnId the write
+     * @param commit the decision
+     * @param version the write's version (commit)
+     * @return completes once the entry is committed
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     */
+    CompletableFuture<Void> resolveAtomic(int partition, String txnId, boolean commit, long version);
+
+    /**
+     * @param partition a hosted coordinator partition
+     * @param txnId the write
+     * @return its recorded decision, or empty when none is recorded (in flight, or never decided)
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     */
+    Optional<AtomicDecision> atomicDecision(int partition, String txnId);
+
+    /**
+     * Tells the coordinator partition that a participant in another process wrote its RESOLVE entry, so that the
+     * decision can be dropped from later checkpoints once every participant did.
+     *
+     * @param partition the coordinator partition, hosted here
+     * @param txnId the write
+     * @param participant the participant log
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     */
+    void atomicResolvedAt(int partition, String txnId, dev.lattice.spi.LogId participant);
+
+    /**
+     * @param partition a hosted partition
+     * @return the atomic writes prepared here whose outcome is not known here yet, by id, with their coordinator
+     *     logs (after a replay: those whose coordinator another process hosts)
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     */
+    Map<String, dev.lattice.spi.LogId> pendingAtomicWrites(int partition);
 }

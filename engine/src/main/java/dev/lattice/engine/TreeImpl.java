@@ -44,6 +44,7 @@ final class TreeImpl implements PartialTree {
     /** The hosted pipelines, compact, for loops over the tree; the whole array for a tree that is not partial. */
     private volatile LogPipeline[] hosted;
     private final boolean partial;
+    private final ClusterAtomics cluster;
     private final AtomicLong clock = new AtomicLong();
     private final int maxKeyBytes;
     private final int maxValueBytes;
@@ -58,6 +59,7 @@ final class TreeImpl implements PartialTree {
     private TreeImpl(EngineContext ctx, Lattice lattice, Placement placement, boolean partial) {
         this.ctx = ctx;
         this.partial = partial;
+        this.cluster = new ClusterAtomics(ctx);
         this.lattice = lattice;
         this.name = placement.tree();
         this.placement = placement;
@@ -672,7 +674,11 @@ final class TreeImpl implements PartialTree {
                     + key.length() + " characters");
         }
         checkOpen();
-        return Optional.ofNullable(readPipeline(key).state.latest(key));
+        LogPipeline lp = readPipeline(key);
+        if (partial) {
+            cluster.awaitResolved(lp, List.of(key), null, null, false);
+        }
+        return Optional.ofNullable(lp.state.latest(key));
     }
 
     @Override
@@ -694,7 +700,11 @@ final class TreeImpl implements PartialTree {
                     throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
                             + k.length() + " characters");
                 }
-                Versioned v = readPipeline(k).state.at(k, s);
+                LogPipeline lp = readPipeline(k);
+                if (partial) {
+                    cluster.awaitResolved(lp, List.of(k), null, null, false);
+                }
+                Versioned v = lp.state.at(k, s);
                 if (v != null) {
                     out.put(k, v.value());
                 }
@@ -911,6 +921,9 @@ final class TreeImpl implements PartialTree {
         checkOpen();
         long n = 0;
         for (LogPipeline p : hosted) {
+            if (partial) {
+                cluster.awaitResolved(p, null, null, null, true);
+            }
             n += p.state.count();
         }
         return n;
@@ -949,6 +962,9 @@ final class TreeImpl implements PartialTree {
         List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(h.length);
         for (LogPipeline p : h) {
             p.proveFenceForRead();
+            if (partial) {
+                cluster.awaitResolved(p, null, fromInclusive, toExclusive, false);
+            }
             its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
         }
         return new MergeCursor(its, reverse, vis, snapshot);
@@ -1036,6 +1052,7 @@ final class TreeImpl implements PartialTree {
         java.util.Objects.checkIndex(partition, pipelines.length);
         LogPipeline lp = hostedPipeline(partition);
         lp.proveFenceForRead();
+        cluster.awaitResolved(lp, null, null, null, true);
         return lp.state.count();
     }
 
@@ -1044,10 +1061,58 @@ final class TreeImpl implements PartialTree {
         java.util.Objects.checkIndex(partition, pipelines.length);
         LogPipeline lp = hostedPipeline(partition);
         lp.proveFenceForRead();
+        cluster.awaitResolved(lp, null, fromInclusive, toExclusive, false);
         Visibility vis = ctx.atomics.visibility;
         long snapshot = vis.openSnapshot();
         return new MergeCursor(List.of(lp.state.scan(fromInclusive, toExclusive, reverse, snapshot)), reverse, vis,
                 snapshot);
+    }
+
+    @Override
+    public CompletableFuture<Long> prepareAtomic(int partition, String txnId, LogId coordinator, List<AtomicOp> ops) {
+        Objects.requireNonNull(txnId, "txnId");
+        Objects.requireNonNull(coordinator, "coordinator");
+        Objects.requireNonNull(ops, "ops");
+        if (ops.isEmpty()) {
+            throw new IllegalArgumentException("a prepared part needs at least one operation");
+        }
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.prepare(this, hostedPipeline(partition), txnId, coordinator, ops);
+    }
+
+    @Override
+    public CompletableFuture<Long> decideAtomic(int partition, String txnId, boolean commit, List<LogId> participants,
+                                                long versionFloor) {
+        Objects.requireNonNull(txnId, "txnId");
+        Objects.requireNonNull(participants, "participants");
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.decide(this, hostedPipeline(partition), txnId, commit, participants, versionFloor);
+    }
+
+    @Override
+    public CompletableFuture<Void> resolveAtomic(int partition, String txnId, boolean commit, long version) {
+        Objects.requireNonNull(txnId, "txnId");
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.resolve(this, hostedPipeline(partition), txnId, commit, version);
+    }
+
+    @Override
+    public Optional<AtomicDecision> atomicDecision(int partition, String txnId) {
+        Objects.requireNonNull(txnId, "txnId");
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.decision(hostedPipeline(partition), txnId);
+    }
+
+    @Override
+    public void atomicResolvedAt(int partition, String txnId, LogId participant) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        cluster.resolvedRemotely(hostedPipeline(partition), txnId, participant);
+    }
+
+    @Override
+    public Map<String, LogId> pendingAtomicWrites(int partition) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.pending(hostedPipeline(partition));
     }
 
     private final Object hosting = new Object();

@@ -1,0 +1,148 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.memory.InMemoryStorage;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.lattice.engine.EngineBasicsTest.b;
+import static dev.lattice.engine.EngineBasicsTest.open;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The engine steps of a multi-log atomic write whose participants are hosted by different processes (the cluster
+ * drives them): prepare, decide in the coordinator, resolve elsewhere; reads wait for an unknown outcome instead of
+ * answering from before the write; a hand-off of a participant leaves its prepare pending for the cluster to
+ * resolve; a coordinator handed off cannot commit what its old hosting prepared.
+ */
+class PartialTreeAtomicTest {
+
+    private static final TreeOptions TWO = TreeOptions.partitions(2);
+
+    private static String keyIn(PartialTree t, int p, String prefix) {
+        for (int i = 0; ; i++) {
+            if (t.partitionOf(prefix + i) == p) {
+                return prefix + i;
+            }
+        }
+    }
+
+    @Test
+    void aWriteCommittedElsewhereIsSeenWholeOrNotAtAll() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(5)));
+             Lattice b = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(5)))) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            long v0 = ta.put(k0, b("old0"));
+            tb.put(k1, b("old1"));
+            LogId coord = new LogId("t", 0);
+            long f0 = ta.prepareAtomic(0, "x1", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("new0"), 0),
+                    new AtomicOp(AtomicOp.Kind.EXPECT, k0, null, v0))).get(5, TimeUnit.SECONDS);
+            long f1 = tb.prepareAtomic(1, "x1", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("new1"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            assertThat(tb.pendingAtomicWrites(1)).containsEntry("x1", coord);
+            long version = ta.decideAtomic(0, "x1", true, List.of(new LogId("t", 1)), Math.max(f0, f1))
+                    .get(5, TimeUnit.SECONDS);
+            assertThat(version).isGreaterThanOrEqualTo(Math.max(f0, f1));
+            assertThat(ta.atomicDecision(0, "x1")).hasValue(new AtomicDecision(true, version));
+            assertThat(ta.getVersioned(k0).orElseThrow().version()).isEqualTo(version);
+            // the participant has not heard: its read waits for the outcome rather than answer "old1"
+            CompletableFuture<java.util.Optional<byte[]>> read = CompletableFuture.supplyAsync(() -> tb.get(k1));
+            Thread.sleep(200);
+            assertThat(read).isNotDone();
+            tb.resolveAtomic(1, "x1", true, version).get(5, TimeUnit.SECONDS);
+            assertThat(EngineBasicsTest.s(read.get(5, TimeUnit.SECONDS).orElseThrow())).isEqualTo("new1");
+            assertThat(tb.getVersioned(k1).orElseThrow().version()).isEqualTo(version);
+            assertThat(tb.pendingAtomicWrites(1)).isEmpty();
+            ta.atomicResolvedAt(0, "x1", new LogId("t", 1));
+            // the keys are free again
+            tb.put(k1, b("after"));
+            assertThat(tb.getVersioned(k1).orElseThrow().version()).isGreaterThan(version);
+        }
+    }
+
+    @Test
+    void aFailedPreconditionPreparesNothingAndAnAbortUndoesTheOthers() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage); Lattice b = open(storage)) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            ta.put(k0, b("old0"));
+            tb.put(k1, b("old1"));
+            LogId coord = new LogId("t", 0);
+            ta.prepareAtomic(0, "x2", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("new0"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            assertThatThrownBy(() -> tb.prepareAtomic(1, "x2", coord, List.of(
+                    new AtomicOp(AtomicOp.Kind.PUT, k1, b("new1"), 0), new AtomicOp(AtomicOp.Kind.EXPECT, k1, null, 12345)))
+                    .get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(PreconditionFailedException.class);
+            assertThat(tb.pendingAtomicWrites(1)).isEmpty();
+            assertThat(ta.decideAtomic(0, "x2", false, List.of(), 0).get(5, TimeUnit.SECONDS)).isZero();
+            assertThat(ta.atomicDecision(0, "x2")).hasValue(new AtomicDecision(false, 0));
+            assertThat(EngineBasicsTest.s(ta.get(k0).orElseThrow())).isEqualTo("old0");
+            assertThat(EngineBasicsTest.s(tb.get(k1).orElseThrow())).isEqualTo("old1");
+            ta.put(k0, b("free")); // unlocked
+            assertThatThrownBy(() -> ta.decideAtomic(0, "x2", true, List.of(), 0))
+                    .isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void aHandOffKeepsAPrepareForTheClusterToResolveAndACoordinatorCannotCommitAnOldHostingsPrepare()
+            throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage); Lattice b = open(storage); Lattice c = open(storage)) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            tb.put(k1, b("old1"));
+            LogId coord = new LogId("t", 0);
+            ta.prepareAtomic(0, "x3", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("new0"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            tb.prepareAtomic(1, "x3", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("new1"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            // the participant is handed off before it hears the outcome
+            assertThat(tb.release(1, Duration.ofSeconds(5))).isTrue();
+            PartialTree tc = c.hostTree("t", TWO);
+            tc.host(1);
+            assertThat(tc.pendingAtomicWrites(1)).containsEntry("x3", coord);
+            assertThatThrownBy(() -> tc.put(k1, b("blocked"))).isInstanceOf(RuntimeException.class);
+            long v = ta.decideAtomic(0, "x3", true, List.of(new LogId("t", 1)), 0).get(5, TimeUnit.SECONDS);
+            AtomicDecision d = ta.atomicDecision(0, "x3").orElseThrow();
+            tc.resolveAtomic(1, "x3", d.committed(), d.version()).get(5, TimeUnit.SECONDS);
+            assertThat(EngineBasicsTest.s(tc.get(k1).orElseThrow())).isEqualTo("new1");
+            assertThat(tc.getVersioned(k1).orElseThrow().version()).isEqualTo(v);
+
+            // a coordinator prepare, then a hand-off of the coordinator: the new hosting aborts it at its replay
+            ta.prepareAtomic(0, "x4", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("lost"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            ta.release(0, Duration.ofSeconds(5));
+            ta.host(0);
+            assertThatThrownBy(() -> ta.decideAtomic(0, "x4", true, List.of(), 0))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("not prepared in this hosting");
+            assertThat(EngineBasicsTest.s(ta.get(k0).orElseThrow())).isEqualTo("new0");
+        }
+        // and the data opens whole embedded, with the committed write and without the aborted one
+        try (Lattice d = open(storage)) {
+            Tree t = d.tree("t");
+            assertThat(t.count()).isEqualTo(2);
+        }
+    }
+}
