@@ -30,8 +30,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * Atomic writes: the commit protocol, and resolution after a restart.
  *
- * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry: its preconditions are
- * checked and its mutations applied in one step by the log's applier. A write over several logs has a
+ * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry, applied in one step by the
+ * log's applier. Preconditions (here and in prepares) are decided when the entry's batch is cut
+ * ({@link ConditionGate}): the entry is logged without them when they hold, and not at all when one fails. A write over several logs has a
  * <em>coordinator</em>: its first participant log in (tree, partition) order. It
  * <ol>
  *   <li>locks its keys in every participant log, in (tree, partition) order, so writes cannot deadlock;</li>

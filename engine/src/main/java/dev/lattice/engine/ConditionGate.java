@@ -17,8 +17,10 @@ import java.util.Set;
  * <p>The decision is the one apply would make in log order: it reads the applied (committed) state, and a write is
  * decided only once no earlier write that is not applied yet (in a batch in flight, or cut before it into the same
  * batch) touches a key its condition reads; until then it waits at the head of the queue ({@link #blocked}). Keys
- * of multi-log atomic writes are locked from before their prepare until their resolution is applied, so no pending
- * write of another process part can change them meanwhile.
+ * of multi-log atomic writes are locked from before their prepare until their resolution is applied (a write on a
+ * locked key is parked, not queued), so no other log's applier can settle pending nodes on a queued conditional
+ * write's keys between its decision and its apply. Because the decided form is what is logged,
+ * live apply and replay apply the same entry whatever the decision was: replay stays deterministic by construction.
  *
  * <p>Used under the log pipeline's lock only. Unconditional writes never reach this class.
  */
@@ -32,7 +34,7 @@ final class ConditionGate {
         this.state = state;
     }
 
-    /** @return true when {@code w} is a write this class decides */
+    /** @return true when an entry of {@code kind} with mutations {@code ms} is a write this class decides */
     static boolean conditional(byte kind, List<WalRecord.Mutation> ms) {
         if (kind == WalRecord.KIND_MUTATIONS) {
             return ms.size() == 1 && ms.get(0).op() == WalRecord.Mutation.PUT_IF_VERSION;
