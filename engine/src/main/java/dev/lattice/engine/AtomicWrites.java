@@ -464,6 +464,9 @@ final class AtomicWrites {
     }
 
     private AtomicResult commitSingle(Part p, int writes) {
+        if (ConditionGate.conditional(WalRecord.KIND_ATOMIC, p.mutations)) {
+            p.pipeline.proveFenceForRead(); // preconditions are decided from the state, like a read (read lease)
+        }
         PartitionState.PreconditionFailure early = p.pipeline.state.check(p.mutations);
         if (early != null) {
             throw failure(p, early);
@@ -573,8 +576,16 @@ final class AtomicWrites {
                 throw new LatticeException("interrupted while locking the keys of an atomic write", e);
             }
         }
-        // 2. fast precondition check on the committed state (nothing written if it fails)
+        // 2. fast precondition check on the committed state (nothing written if it fails), like a read
         for (Part p : ps) {
+            if (ConditionGate.conditional(WalRecord.KIND_ATOMIC, p.mutations)) {
+                try {
+                    p.pipeline.proveFenceForRead();
+                } catch (RuntimeException e) {
+                    abortBeforePrepare(t, ps);
+                    throw e;
+                }
+            }
             PartitionState.PreconditionFailure f = p.pipeline.state.check(p.mutations);
             if (f != null) {
                 abortBeforePrepare(t, ps);

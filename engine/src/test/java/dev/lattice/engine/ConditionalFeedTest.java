@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -282,6 +283,35 @@ class ConditionalFeedTest {
                     assertThat(s(t.get(k).orElseThrow())).isEqualTo(Integer.toString(seq.size()));
                 }
                 assertThat(total).as("one change per successful increment").isEqualTo(threads * increments);
+            }
+        }
+    }
+
+    /**
+     * A failed condition is answered from this process's state without a log entry, so it obeys the read lease as a
+     * read does: once another process claimed the log and the lease ran out, it fails instead of answering from stale
+     * state.
+     */
+    @Test
+    void aFailedConditionIsNotAnsweredFromStaleStateOnceTheReadLeaseRanOut() throws Exception {
+        List<java.util.function.Function<Tree, Object>> conditionals = List.of(
+                t -> t.putIfAbsent("k", b("stale")),
+                t -> t.putIfAbsentAsync("k", b("stale")).join(),
+                t -> t.atomic().expectAbsent("k").put("j", b("stale")).commit());
+        for (java.util.function.Function<Tree, Object> conditional : conditionals) {
+            InMemoryStorage storage = new InMemoryStorage();
+            Duration lease = Duration.ofMillis(300);
+            try (Lattice a = Lattice.open(LatticeConfig.builder().provider(new InMemoryWalStorageProvider(storage), true)
+                    .partitions(1).ownershipCheckInterval(Duration.ZERO).readLease(lease).maxRetries(0).build());
+                 Lattice other = Lattice.open(LatticeConfig.builder()
+                         .provider(new InMemoryWalStorageProvider(storage), true).build())) {
+                Tree t = a.tree("t");
+                t.put("k", b("a"));
+                other.tree("t").delete("k"); // its open claims the log: the first process is fenced out
+                Thread.sleep(lease.toMillis() + 100);
+                assertThatThrownBy(() -> conditional.apply(t)).satisfies(e -> assertThat(
+                        e instanceof OwnershipLostException || e.getCause() instanceof OwnershipLostException)
+                        .as("%s", e).isTrue());
             }
         }
     }
