@@ -30,8 +30,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * Atomic writes: the commit protocol, and resolution after a restart.
  *
- * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry: its preconditions are
- * checked and its mutations applied in one step by the log's applier. A write over several logs has a
+ * <p>A write whose keys all fall in one log is one {@link WalRecord#KIND_ATOMIC} entry, applied in one step by the
+ * log's applier. Preconditions (here and in prepares) are decided when the entry's batch is cut
+ * ({@link ConditionGate}): the entry is logged without them when they hold, and not at all when one fails. A write over several logs has a
  * <em>coordinator</em>: its first participant log in (tree, partition) order. It
  * <ol>
  *   <li>locks its keys in every participant log, in (tree, partition) order, so writes cannot deadlock;</li>
@@ -456,6 +457,9 @@ final class AtomicWrites {
     }
 
     private AtomicResult commitSingle(Part p, int writes) {
+        if (ConditionGate.conditional(WalRecord.KIND_ATOMIC, p.mutations)) {
+            p.pipeline.proveFenceForRead(); // preconditions are decided from the state, like a read (read lease)
+        }
         PartitionState.PreconditionFailure early = p.pipeline.state.check(p.mutations);
         if (early != null) {
             throw failure(p, early);
@@ -565,8 +569,16 @@ final class AtomicWrites {
                 throw new LatticeException("interrupted while locking the keys of an atomic write", e);
             }
         }
-        // 2. fast precondition check on the committed state (nothing written if it fails)
+        // 2. fast precondition check on the committed state (nothing written if it fails), like a read
         for (Part p : ps) {
+            if (ConditionGate.conditional(WalRecord.KIND_ATOMIC, p.mutations)) {
+                try {
+                    p.pipeline.proveFenceForRead();
+                } catch (RuntimeException e) {
+                    abortBeforePrepare(t, ps);
+                    throw e;
+                }
+            }
             PartitionState.PreconditionFailure f = p.pipeline.state.check(p.mutations);
             if (f != null) {
                 abortBeforePrepare(t, ps);

@@ -120,6 +120,8 @@ final class LogPipeline {
 
     // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
     private final KeyLocks keyLocks = new KeyLocks();
+    // decides conditional writes at batch cut, so the log holds only their outcome (under lock)
+    private final ConditionGate conditions;
     private final ProviderRetry retry;
 
     // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
@@ -160,6 +162,7 @@ final class LogPipeline {
         this.log = log;
         this.fence = fence;
         this.state = state;
+        this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
         this.lastCheckpointOffset = lastCheckpointOffset;
         this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
@@ -858,7 +861,9 @@ final class LogPipeline {
         }
         while (!paused && !queue.isEmpty() && inFlight.size() < ctx.config.maxPendingBatches
                 && (!busy() || (concurrentStage && queue.size() >= ctx.config.coalescingThreshold))) {
-            cut();
+            if (!cut()) {
+                break; // a conditional write at the head waits for an earlier write on its keys to be applied
+            }
         }
         admitOverflow();
         maybeCommit();
@@ -917,22 +922,46 @@ final class LogPipeline {
         }
     }
 
-    private void cut() {
+    /**
+     * Under lock: cuts the next batch from the queue. A conditional write is decided here ({@link ConditionGate}):
+     * logged without its condition when it holds, answered at once and not logged when it fails; one whose keys an
+     * earlier write not applied yet touches ends the batch and waits at the head of the queue.
+     *
+     * @return false when nothing was taken from the queue (its head waits)
+     */
+    private boolean cut() {
         List<PendingWrite> ws = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
         List<byte[]> entries = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
         long bytes = 0;
+        boolean took = false;
         while (!queue.isEmpty() && ws.size() < maxBatchEntries) {
             PendingWrite w = queue.peek();
+            if (w.conditional && conditions.blocked(w, unapplied(ws))) {
+                break;
+            }
             if (!ws.isEmpty() && bytes + w.entry.length > maxBatchBytes) {
                 break;
             }
             queue.poll();
+            took = true;
             queuedBytes -= w.entry.length;
-            bytes += w.entry.length;
             w.version = w.versionSource != null ? w.versionSource.getAsLong() : tree.nextVersion();
+            if (w.conditional) {
+                Object failed = conditions.decide(w);
+                if (failed != null) {
+                    answerUnlogged(w, failed);
+                    continue;
+                }
+            }
+            bytes += w.entry.length;
             WalRecord.seal(w.entry, w.version);
             ws.add(w);
             entries.add(w.entry);
+        }
+        if (ws.isEmpty()) {
+            space.signalAll();
+            updateSaturation();
+            return took;
         }
         Batch b = new Batch(ws, EncodedBatch.of(nextOffset, BatchId.random(), entries));
         nextOffset += ws.size();
@@ -950,6 +979,36 @@ final class LogPipeline {
             dispatch(() -> runStageAndCommit(b), b, true);
         } else {
             dispatch(() -> runStage(b), b, true);
+        }
+        return true;
+    }
+
+    /** Under lock: the write lists ahead of the queue that are not applied yet (in flight, then {@code cutting}). */
+    private List<List<PendingWrite>> unapplied(List<PendingWrite> cutting) {
+        List<List<PendingWrite>> out = new ArrayList<>(inFlight.size() + 1);
+        for (Batch b : inFlight) {
+            out.add(b.writes);
+        }
+        out.add(cutting);
+        return out;
+    }
+
+    /**
+     * Under lock: answers a conditional write whose condition failed at cut (it is not logged): a blocking caller at
+     * once, an asynchronous one on the I/O pool (its continuation must not run under this log's lock).
+     */
+    private void answerUnlogged(PendingWrite w, Object answer) {
+        appendLatency.record(System.nanoTime() - w.admittedNanos, TimeUnit.NANOSECONDS);
+        StepRunner r = w.waiter;
+        if (r != null) {
+            w.future.complete(answer);
+            r.wake();
+            return;
+        }
+        try {
+            ctx.io.execute(() -> w.future.complete(answer));
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            w.future.complete(answer);
         }
     }
 
@@ -1172,7 +1231,8 @@ final class LogPipeline {
         int n = ws.size();
         for (int i = 0; i < n; i++) {
             PendingWrite w = ws.get(i);
-            w.result = state.apply(w.kind, w.mutations, w.version, w.txn);
+            Object r = state.apply(w.kind, w.mutations, w.version, w.txn);
+            w.result = w.answer != null ? w.answer : r;
         }
         for (int i = 0; i < n; i++) {
             PendingWrite w = ws.get(i);

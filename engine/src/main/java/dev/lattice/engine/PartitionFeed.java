@@ -22,10 +22,12 @@ import java.util.function.Function;
  * each entry into the changes it made, in log order.
  *
  * <ul>
- *   <li>Conditional writes (put-if-version, preconditions of atomic writes) are decided as replay decides them, from
- *       the key versions this reader has seen since its start; for a key it has not seen written it uses: absent,
- *       when it started at the beginning of the log; else the owner's state, when this process holds the tree and
- *       the key has not changed since the start; else it takes the condition as held (see docs/engine.md).</li>
+ *   <li>The engine logs conditional writes in their decided, unconditional form ({@link ConditionGate}), so entries
+ *       it writes need no decision here. Logs written before that may hold put-if-version ops and preconditions of
+ *       atomic writes: they are decided as replay decides them, from the key versions this reader has seen since its
+ *       start; for a key it has not seen written it uses: absent, when it started at the beginning of the log; else
+ *       the owner's state, when this process holds the tree and the key has not changed since the start; else it
+ *       takes the condition as held (see docs/engine.md).</li>
  *   <li>A multi-log atomic write is delivered at its PREPARE entry, once the partition's log holds its outcome (a
  *       RESOLVE, or the DECISION in the coordinator log), with the outcome's version; aborted ones are dropped.
  *       Until the outcome is logged the reader stops at the PREPARE (reading ahead to find it).</li>

@@ -315,10 +315,8 @@ final class PartitionState {
             case WalRecord.Mutation.DELETE_RANGE:
                 addRange(new MemRange(m.key(), m.rangeEnd(), version, null));
                 return version;
-            case WalRecord.Mutation.PUT_IF_VERSION: {
-                Versioned cur = at(m.key(), Long.MAX_VALUE, timeOf(version));
-                long curVersion = cur == null ? 0 : cur.version();
-                if (curVersion != m.expectedVersion()) {
+            case WalRecord.Mutation.PUT_IF_VERSION: { // written by releases before conditions were decided at cut
+                if (!versionMatches(m.key(), m.expectedVersion(), version)) {
                     return Boolean.FALSE;
                 }
                 put(m.key(), m.value(), version);
@@ -339,6 +337,15 @@ final class PartitionState {
             default:
                 throw new IllegalStateException("not a tree mutation: op " + m.op());
         }
+    }
+
+    /**
+     * The condition of a put-if-version: whether {@code key}'s version (0 = absent, expiry judged at the time of the
+     * write's {@code version}) equals {@code expected}.
+     */
+    boolean versionMatches(String key, long expected, long version) {
+        Versioned cur = at(key, Long.MAX_VALUE, timeOf(version));
+        return (cur == null ? 0 : cur.version()) == expected;
     }
 
     void put(String key, byte[] value, long version) {

@@ -11,8 +11,14 @@ import java.util.function.LongSupplier;
  */
 final class PendingWrite {
     final byte kind;
-    final List<WalRecord.Mutation> mutations;
-    final byte[] entry;
+    /** Replaced only at batch cut, under the log's lock, when a conditional write is decided ({@link #decided}). */
+    List<WalRecord.Mutation> mutations;
+    /** Encoded once at admission; re-encoded only with {@link #mutations}. */
+    byte[] entry;
+    /** A conditional write, decided when its batch is cut ({@link ConditionGate}). */
+    final boolean conditional;
+    /** The caller's answer once applied when it differs from the applied entry's result, else null. */
+    Object answer;
     final CompletableFuture<Object> future = new CompletableFuture<>();
     final long admittedNanos = System.nanoTime();
     /** Keys checked against the log's key locks before admission (empty = none); null = the single mutation's key. */
@@ -43,9 +49,20 @@ final class PendingWrite {
         this.kind = kind;
         this.mutations = mutations;
         this.entry = WalRecord.encode(kind, mutations);
+        this.conditional = ConditionGate.conditional(kind, mutations);
         this.keys = keys;
         this.txn = txn;
         this.versionSource = versionSource;
         this.releases = releases;
+    }
+
+    /**
+     * At batch cut: the condition held; the write is logged as {@code unconditional} (its condition dropped) and its
+     * caller answered {@code answer} (null = the applied entry's result).
+     */
+    void decided(List<WalRecord.Mutation> unconditional, Object answer) {
+        this.mutations = unconditional;
+        this.entry = WalRecord.encode(kind, unconditional);
+        this.answer = answer;
     }
 }

@@ -15,8 +15,10 @@ import java.util.concurrent.CompletableFuture;
  *   <li>Every write returns (or completes its future) only after its log entry is committed by the provider and
  *       applied to the in-memory state. Reads see only committed data.</li>
  *   <li>Point operations are linearizable: a read that starts after a write returned sees it (or a later write).</li>
- *   <li>Conditional writes ({@link #putIfAbsent}, {@link #putIfVersion}) are decided in log order, so replay
- *       decides them the same way.</li>
+ *   <li>Conditional writes ({@link #putIfAbsent}, {@link #putIfVersion}, atomic writes with preconditions) are
+ *       decided in log order before they are logged: the log holds only their outcome (a write whose condition held,
+ *       without its condition; nothing for one whose condition failed, which returns without a provider call), so
+ *       replay and every change feed agree with the answer.</li>
  *   <li>{@link #putAll} is batched, not atomic: each key is committed on its own (all keys of one partition in
  *       one batch when they fit); on failure some keys may be written and others not. For all or nothing use {@link #putAllAtomic} or
  *       {@link #atomic()}.</li>

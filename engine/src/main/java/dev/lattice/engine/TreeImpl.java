@@ -770,6 +770,7 @@ final class TreeImpl implements PartialTree {
             throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
         }
         checkBudget(key, v);
+        readPipeline(key); // a failed condition is answered from the state, like a read (read lease)
         return await(submitAndLead(WalRecord.Mutation.putIfVersion(key, kb, v, expectedVersion)));
     }
 
@@ -865,7 +866,8 @@ final class TreeImpl implements PartialTree {
         }
         try {
             checkBudget(key, v, false);
-        } catch (LatticeSaturatedException e) {
+            readPipeline(key); // a failed condition is answered from the state, like a read (read lease)
+        } catch (LatticeSaturatedException | OwnershipLostException | dev.lattice.spi.WalStorageException e) {
             return CompletableFuture.failedFuture(e);
         }
         return submit(WalRecord.Mutation.putIfVersion(key, kb, v, expectedVersion));

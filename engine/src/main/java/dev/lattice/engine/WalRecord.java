@@ -123,8 +123,12 @@ final class WalRecord {
     record Mutation(byte op, String key, byte[] keyBytes, byte[] value, long expectedVersion) {
         static final byte PUT = 1;
         static final byte DELETE = 2;
+        /** A put decided when applied; written only by engines before {@link ConditionGate} (still applied). */
         static final byte PUT_IF_VERSION = 3;
-        /** Precondition of an atomic write: the key's version must equal the expected one (0 = absent). */
+        /**
+         * Precondition of an atomic write: the key's version must equal the expected one (0 = absent). Held in the
+         * pending write until its batch is cut; logged only by engines before {@link ConditionGate} (still checked).
+         */
         static final byte EXPECT = 4;
         /** A put with a time-to-live: key, value, then {@code i64} expiry (epoch ms of the writer's clock). */
         static final byte PUT_TTL = 5;
