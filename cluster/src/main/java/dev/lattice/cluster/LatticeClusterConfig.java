@@ -16,6 +16,7 @@ public final class LatticeClusterConfig {
 
     private final LatticeConfig.Builder lattice;
     private final Config pekko;
+    private final ClusterTls tls;
     private final String systemName;
     private final boolean hosting;
     private final Duration requestTimeout;
@@ -28,6 +29,7 @@ public final class LatticeClusterConfig {
     private LatticeClusterConfig(Builder b) {
         this.lattice = Objects.requireNonNull(b.lattice, "lattice configuration (LatticeClusterConfig.Builder.lattice)");
         this.pekko = b.pekko;
+        this.tls = b.tls;
         this.systemName = b.systemName;
         this.hosting = b.hosting;
         this.requestTimeout = b.requestTimeout;
@@ -82,8 +84,21 @@ public final class LatticeClusterConfig {
         return lattice;
     }
 
+    /**
+     * The node's own Pekko settings: {@link Builder#tls} over {@link Builder#pekko}. Called at start, it checks the
+     * key and trust stores of a {@code tls-tcp} transport (see {@link ClusterTls#checkStores}).
+     *
+     * @throws IllegalArgumentException naming the store's path if a key or trust store is missing or unreadable
+     */
     Config pekko() {
-        return pekko;
+        Config own = tls == null ? pekko : tls.pekkoConfig().withFallback(pekko);
+        ClusterTls.checkStores(own.withFallback(ConfigFactory.load()));
+        return own;
+    }
+
+    /** @return the TLS settings given to {@link Builder#tls}, or null */
+    ClusterTls tls() {
+        return tls;
     }
 
     String systemName() {
@@ -122,6 +137,7 @@ public final class LatticeClusterConfig {
     public static final class Builder {
         private LatticeConfig.Builder lattice;
         private Config pekko = ConfigFactory.empty();
+        private ClusterTls tls;
         private String systemName = "lattice";
         private boolean hosting = true;
         private Duration requestTimeout = Duration.ofSeconds(5);
@@ -157,6 +173,36 @@ public final class LatticeClusterConfig {
         public Builder pekko(Config pekko) {
             this.pekko = Objects.requireNonNull(pekko, "pekko");
             return this;
+        }
+
+        /**
+         * Encrypts the cluster's traffic with TLS and requires mutual authentication (see {@link ClusterTls}): only
+         * nodes whose certificate this node's trust store trusts can join it or send it requests. These settings go
+         * over any given to {@link #pekko}. Off unless called; every node of a cluster needs it. The stores are
+         * checked at {@link LatticeCluster#start} (an {@link IllegalArgumentException} names a missing or
+         * unreadable store).
+         *
+         * @param tls the settings, or null for plain TCP
+         * @return this
+         */
+        public Builder tls(ClusterTls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /**
+         * Shorthand for {@code tls(ClusterTls.of(keyStore, trustStore, password))}: TLSv1.3, mutual authentication,
+         * no hostname verification.
+         *
+         * @param keyStore this node's key store (its key and certificate chain)
+         * @param trustStore the certificates it trusts (the cluster's CA)
+         * @param password the password of both stores and of the key
+         * @return this
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the password is empty
+         */
+        public Builder tls(java.nio.file.Path keyStore, java.nio.file.Path trustStore, String password) {
+            return tls(ClusterTls.of(keyStore, trustStore, password));
         }
 
         /**
