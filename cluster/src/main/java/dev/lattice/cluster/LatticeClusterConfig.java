@@ -43,13 +43,18 @@ public final class LatticeClusterConfig {
     /**
      * Reads a node's configuration from Typesafe Config: the engine's provider URI from {@code lattice.cluster.provider}
      * (required), optional {@code lattice.cluster.hosting}, {@code read-lease}, {@code request-timeout},
-     * {@code operation-timeout}, {@code release-timeout}, and everything under {@code pekko} as the Pekko settings.
-     * So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
+     * {@code operation-timeout}, {@code release-timeout}, TLS from {@code lattice.cluster.tls.key-store},
+     * {@code trust-store}, {@code password} and optional {@code protocol}, {@code hostname-verification} (see
+     * {@link ClusterTls}; TLS is off without {@code tls.key-store}), and everything under {@code pekko} as the Pekko
+     * settings. So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
      *
      * @param config the settings (for example {@code ConfigFactory.load()})
      * @return the builder, to adjust further
      * @throws com.typesafe.config.ConfigException.Missing if {@code lattice.cluster.provider} is missing
      * @throws com.typesafe.config.ConfigException.BadValue if a duration is malformed
+     * @throws com.typesafe.config.ConfigException.Missing if {@code tls.key-store} is set without
+     *     {@code tls.trust-store} or {@code tls.password}
+     * @throws IllegalArgumentException if the TLS password is empty or its protocol is not TLSv1.3/TLSv1.2
      */
     public static Builder fromConfig(Config config) {
         Config c = config.getConfig("lattice.cluster");
@@ -71,6 +76,18 @@ public final class LatticeClusterConfig {
         }
         if (config.hasPath("pekko")) {
             b.pekko(config.withOnlyPath("pekko"));
+        }
+        if (c.hasPath("tls.key-store")) {
+            Config t = c.getConfig("tls");
+            ClusterTls tls = ClusterTls.of(java.nio.file.Paths.get(t.getString("key-store")),
+                    java.nio.file.Paths.get(t.getString("trust-store")), t.getString("password"));
+            if (t.hasPath("protocol")) {
+                tls = tls.protocol(t.getString("protocol"));
+            }
+            if (t.hasPath("hostname-verification")) {
+                tls = tls.hostnameVerification(t.getBoolean("hostname-verification"));
+            }
+            b.tls(tls);
         }
         return b;
     }

@@ -76,6 +76,26 @@ class TlsConfigTest {
     }
 
     @Test
+    void readFromTypesafeConfigAsClusterNodeMainDoes() {
+        Config file = ConfigFactory.parseString("lattice.cluster {\n"
+                + "  provider = \"" + UNREACHABLE + "\"\n"
+                + "  tls { key-store = \"" + keyStore + "\", trust-store = \"" + trustStore + "\"\n"
+                + "        password = \"" + TestKeystores.PASSWORD + "\", protocol = TLSv1.2, hostname-verification = on }\n"
+                + "}\npekko.remote.artery.canonical.port = 4321\n");
+        LatticeClusterConfig c = LatticeClusterConfig.fromConfig(file).build();
+        assertThat(c.tls().keyStore()).isEqualTo(keyStore.toAbsolutePath());
+        assertThat(c.tls().trustStore()).isEqualTo(trustStore.toAbsolutePath());
+        assertThat(c.tls().protocol()).isEqualTo("TLSv1.2");
+        assertThat(c.tls().hostnameVerification()).isTrue();
+        Config pekko = c.pekko();
+        assertThat(pekko.getString("pekko.remote.artery.transport")).isEqualTo("tls-tcp");
+        assertThat(pekko.getInt("pekko.remote.artery.canonical.port")).isEqualTo(4321);
+
+        Config plain = ConfigFactory.parseString("lattice.cluster.provider = \"" + UNREACHABLE + "\"");
+        assertThat(LatticeClusterConfig.fromConfig(plain).build().tls()).isNull();
+    }
+
+    @Test
     void rejectsBadArguments() {
         assertThatThrownBy(() -> ClusterTls.of(keyStore, trustStore, "")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("password");
