@@ -16,6 +16,7 @@ public final class LatticeClusterConfig {
 
     private final LatticeConfig.Builder lattice;
     private final Config pekko;
+    private final ClusterTls tls;
     private final String systemName;
     private final boolean hosting;
     private final Duration requestTimeout;
@@ -28,6 +29,7 @@ public final class LatticeClusterConfig {
     private LatticeClusterConfig(Builder b) {
         this.lattice = Objects.requireNonNull(b.lattice, "lattice configuration (LatticeClusterConfig.Builder.lattice)");
         this.pekko = b.pekko;
+        this.tls = b.tls;
         this.systemName = b.systemName;
         this.hosting = b.hosting;
         this.requestTimeout = b.requestTimeout;
@@ -41,13 +43,18 @@ public final class LatticeClusterConfig {
     /**
      * Reads a node's configuration from Typesafe Config: the engine's provider URI from {@code lattice.cluster.provider}
      * (required), optional {@code lattice.cluster.hosting}, {@code read-lease}, {@code request-timeout},
-     * {@code operation-timeout}, {@code release-timeout}, and everything under {@code pekko} as the Pekko settings.
-     * So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
+     * {@code operation-timeout}, {@code release-timeout}, TLS from {@code lattice.cluster.tls.key-store},
+     * {@code trust-store}, {@code password} and optional {@code protocol}, {@code hostname-verification} (see
+     * {@link ClusterTls}; TLS is off without {@code tls.key-store}), and everything under {@code pekko} as the Pekko
+     * settings. So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
      *
      * @param config the settings (for example {@code ConfigFactory.load()})
      * @return the builder, to adjust further
      * @throws com.typesafe.config.ConfigException.Missing if {@code lattice.cluster.provider} is missing
      * @throws com.typesafe.config.ConfigException.BadValue if a duration is malformed
+     * @throws com.typesafe.config.ConfigException.Missing if {@code tls.key-store} is set without
+     *     {@code tls.trust-store} or {@code tls.password}
+     * @throws IllegalArgumentException if the TLS password is empty or its protocol is not TLSv1.3/TLSv1.2
      */
     public static Builder fromConfig(Config config) {
         Config c = config.getConfig("lattice.cluster");
@@ -70,6 +77,18 @@ public final class LatticeClusterConfig {
         if (config.hasPath("pekko")) {
             b.pekko(config.withOnlyPath("pekko"));
         }
+        if (c.hasPath("tls.key-store")) {
+            Config t = c.getConfig("tls");
+            ClusterTls tls = ClusterTls.of(java.nio.file.Paths.get(t.getString("key-store")),
+                    java.nio.file.Paths.get(t.getString("trust-store")), t.getString("password"));
+            if (t.hasPath("protocol")) {
+                tls = tls.protocol(t.getString("protocol"));
+            }
+            if (t.hasPath("hostname-verification")) {
+                tls = tls.hostnameVerification(t.getBoolean("hostname-verification"));
+            }
+            b.tls(tls);
+        }
         return b;
     }
 
@@ -82,8 +101,21 @@ public final class LatticeClusterConfig {
         return lattice;
     }
 
+    /**
+     * The node's own Pekko settings: {@link Builder#tls} over {@link Builder#pekko}. Called at start, it checks the
+     * key and trust stores of a {@code tls-tcp} transport (see {@link ClusterTls#checkStores}).
+     *
+     * @throws IllegalArgumentException naming the store's path if a key or trust store is missing or unreadable
+     */
     Config pekko() {
-        return pekko;
+        Config own = tls == null ? pekko : tls.pekkoConfig().withFallback(pekko);
+        ClusterTls.checkStores(own.withFallback(ConfigFactory.load()));
+        return own;
+    }
+
+    /** @return the TLS settings given to {@link Builder#tls}, or null */
+    ClusterTls tls() {
+        return tls;
     }
 
     String systemName() {
@@ -122,6 +154,7 @@ public final class LatticeClusterConfig {
     public static final class Builder {
         private LatticeConfig.Builder lattice;
         private Config pekko = ConfigFactory.empty();
+        private ClusterTls tls;
         private String systemName = "lattice";
         private boolean hosting = true;
         private Duration requestTimeout = Duration.ofSeconds(5);
@@ -157,6 +190,36 @@ public final class LatticeClusterConfig {
         public Builder pekko(Config pekko) {
             this.pekko = Objects.requireNonNull(pekko, "pekko");
             return this;
+        }
+
+        /**
+         * Encrypts the cluster's traffic with TLS and requires mutual authentication (see {@link ClusterTls}): only
+         * nodes whose certificate this node's trust store trusts can join it or send it requests. These settings go
+         * over any given to {@link #pekko}. Off unless called; every node of a cluster needs it. The stores are
+         * checked at {@link LatticeCluster#start} (an {@link IllegalArgumentException} names a missing or
+         * unreadable store).
+         *
+         * @param tls the settings, or null for plain TCP
+         * @return this
+         */
+        public Builder tls(ClusterTls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /**
+         * Shorthand for {@code tls(ClusterTls.of(keyStore, trustStore, password))}: TLSv1.3, mutual authentication,
+         * no hostname verification.
+         *
+         * @param keyStore this node's key store (its key and certificate chain)
+         * @param trustStore the certificates it trusts (the cluster's CA)
+         * @param password the password of both stores and of the key
+         * @return this
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if the password is empty
+         */
+        public Builder tls(java.nio.file.Path keyStore, java.nio.file.Path trustStore, String password) {
+            return tls(ClusterTls.of(keyStore, trustStore, password));
         }
 
         /**
