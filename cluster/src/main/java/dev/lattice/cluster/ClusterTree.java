@@ -28,11 +28,13 @@ import java.util.concurrent.CompletableFuture;
  * node. Timeouts: see {@link LatticeClusterConfig.Builder#requestTimeout} and
  * {@link LatticeClusterConfig.Builder#operationTimeout}.
  *
- * <p>Not yet served through the cluster (they throw {@link UnsupportedOperationException} naming what to use):
- * atomic writes whose keys fall in more than one partition (one partition's atomic write is one log entry and is
- * served), cross-tree {@link #atomic()} writes, {@link #deleteRange}, and change feeds (open a read-only follower,
- * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead). A scan across partitions reads each owner
- * in pages, each page a snapshot of its partition; a getAll is a snapshot per partition.
+ * <p>Atomic writes over several partitions ({@link #putAllAtomic}, {@link #deleteRange}) are coordinated by the
+ * entity of their lowest partition ({@link AtomicCoordinator}): all or nothing, and never seen partially by a point
+ * read (a participant's reads wait until it learns the outcome). Not yet served through the cluster (they throw
+ * {@link UnsupportedOperationException} naming what to use): cross-tree {@link #atomic()} writes, and change feeds
+ * (open a read-only follower, {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead). A scan across
+ * partitions reads each owner in pages, each page a snapshot of its partition; a getAll is a snapshot per
+ * partition, not across partitions on different nodes.
  *
  * <p>Thread-safe.
  */
@@ -248,9 +250,12 @@ final class ClusterTree implements Tree {
         }
         TreeMap<Integer, List<String>> by = byPartition(entries.keySet());
         if (by.size() > 1) {
-            throw new UnsupportedOperationException("an atomic write over " + by.size() + " partitions of tree '"
-                    + name() + "' is not served through the cluster yet (issue 19: cross-node atomic writes);"
-                    + " keys of one partition are");
+            List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
+            for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+                ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.PUT, e.getKey(),
+                        Objects.requireNonNull(e.getValue(), "value"), 0));
+            }
+            return commitAtomic(by.firstKey(), ops);
         }
         List<String> ks = List.copyOf(by.firstEntry().getValue());
         List<byte[]> vs = new ArrayList<>(ks.size());
@@ -263,7 +268,39 @@ final class ClusterTree implements Tree {
 
     @Override
     public long putAllAtomic(Map<String, byte[]> entries, Duration ttl) {
-        throw new UnsupportedOperationException("atomic writes with a ttl are not served through the cluster yet");
+        Objects.requireNonNull(entries, "entries");
+        if (entries.isEmpty()) {
+            throw new IllegalArgumentException("an atomic write needs at least one key");
+        }
+        long expiresAt = System.currentTimeMillis() + ttlMillis(ttl);
+        List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.PUT_TTL, e.getKey(),
+                    Objects.requireNonNull(e.getValue(), "value"), expiresAt));
+        }
+        return commitAtomic(byPartition(entries.keySet()).firstKey(), ops);
+    }
+
+    /**
+     * A write over several partitions, sent whole to the entity of its lowest partition, which coordinates it
+     * ({@link AtomicCoordinator}); its answer may take several steps, so one attempt waits up to the operation
+     * timeout.
+     */
+    private long commitAtomic(int coordinator, List<dev.lattice.engine.AtomicOp> ops) {
+        String txnId = AtomicCoordinator.newTxnId();
+        List<String> keys = new ArrayList<>(ops.size());
+        List<byte[]> values = new ArrayList<>(ops.size());
+        byte[] kinds = new byte[ops.size()];
+        long[] numbers = new long[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            keys.add(ops.get(i).key());
+            values.add(ops.get(i).value());
+            kinds[i] = (byte) ops.get(i).kind().ordinal();
+            numbers[i] = ops.get(i).number();
+        }
+        return Router.await(router.send(new LogAddress(name(), coordinator), Op.ATOMIC_COMMIT,
+                r -> new Request(Op.ATOMIC_COMMIT, txnId, null, null, 0, false, keys, values, r, kinds, numbers),
+                router.operationTimeout())).number();
     }
 
     @Override
@@ -272,15 +309,21 @@ final class ClusterTree implements Tree {
                 + " (issue 19); use putAllAtomic with keys of one partition");
     }
 
+    /** Deletes the range atomically in every partition (one atomic write with a range tombstone per partition). */
     @Override
     public long deleteRange(String fromInclusive, String toExclusive) {
-        throw new UnsupportedOperationException("deleteRange is not served through the cluster yet (it is atomic"
-                + " across every partition)");
+        Objects.requireNonNull(fromInclusive, "fromInclusive");
+        Objects.requireNonNull(toExclusive, "toExclusive");
+        if (fromInclusive.compareTo(toExclusive) >= 0) {
+            throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
+        }
+        return commitAtomic(0, List.of(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.DELETE_RANGE,
+                fromInclusive, toExclusive.getBytes(java.nio.charset.StandardCharsets.UTF_8), 0)));
     }
 
     @Override
     public CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive) {
-        throw new UnsupportedOperationException("deleteRangeAsync is not served through the cluster yet");
+        return CompletableFuture.supplyAsync(() -> deleteRange(fromInclusive, toExclusive));
     }
 
     @Override

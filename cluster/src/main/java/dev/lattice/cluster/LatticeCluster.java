@@ -76,6 +76,7 @@ public final class LatticeCluster implements AutoCloseable {
                         .withRole(HOST_ROLE)
                         .withMessageExtractor(new OneShardPerLog()));
         this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout());
+        services.router(router);
         system.getWhenTerminated().thenRun(() -> {
             if (!closing) {
                 Object reason = org.apache.pekko.actor.CoordinatedShutdown.get(system).getShutdownReason()

@@ -127,6 +127,8 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         writeStrings(out, r.keys());
         writeByteList(out, r.values());
         writeString(out, resolver().toSerializationFormat(r.replyTo()));
+        writeBytes(out, r.kinds());
+        writeLongs(out, r.numbers());
     }
 
     private Request readRequest(DataInputStream in) throws IOException {
@@ -139,7 +141,9 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         List<String> keys = readStrings(in);
         List<byte[]> values = readByteList(in);
         ActorRef<Response> replyTo = resolver().resolveActorRef(readString(in));
-        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo);
+        byte[] kinds = readBytes(in);
+        long[] numbers = readLongs(in);
+        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers);
     }
 
     private static void writeResponse(DataOutputStream out, Response r) throws IOException {

@@ -22,6 +22,8 @@ final class NodeServices implements AutoCloseable {
     private final LatticeClusterConfig config;
     private final ConcurrentHashMap<String, PartialTree> trees = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor blocking;
+    private final AtomicCoordinator atomics = new AtomicCoordinator(this);
+    private volatile Router router;
 
     NodeServices(Lattice lattice, LatticeClusterConfig config) {
         this.lattice = lattice;
@@ -34,6 +36,19 @@ final class NodeServices implements AutoCloseable {
             return t;
         });
         blocking.allowCoreThreadTimeOut(true);
+    }
+
+    /** Set once sharding is started (entities send to other entities through it). */
+    void router(Router r) {
+        this.router = r;
+    }
+
+    Router router() {
+        return router;
+    }
+
+    AtomicCoordinator atomics() {
+        return atomics;
     }
 
     Lattice lattice() {

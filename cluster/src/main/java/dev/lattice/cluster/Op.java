@@ -6,7 +6,15 @@ package dev.lattice.cluster;
  */
 enum Op {
     GET(1), PUT(2), PUT_TTL(3), PUT_IF_ABSENT(4), PUT_IF_VERSION(5), DELETE(6), GET_ALL(7), PUT_ALL(8),
-    PUT_ALL_ATOMIC(9), SCAN(10), COUNT(11);
+    PUT_ALL_ATOMIC(9), SCAN(10), COUNT(11),
+    /** A multi-partition atomic write, sent to its coordinator log's entity. */
+    ATOMIC_COMMIT(12),
+    /** Coordinator to participant: prepare your part. */
+    PREPARE(13),
+    /** Coordinator to participant: the outcome. */
+    RESOLVE(14),
+    /** Participant to coordinator: what was decided (records an abort when nothing was and nothing is in flight). */
+    DECISION(15);
 
     final int code;
 
@@ -26,6 +34,6 @@ enum Op {
 
     /** @return true when the operation changes data (its outcome is unknown when its answer is lost) */
     boolean writes() {
-        return this != GET && this != GET_ALL && this != SCAN && this != COUNT;
+        return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION;
     }
 }

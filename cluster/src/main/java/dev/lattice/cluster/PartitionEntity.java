@@ -87,6 +87,7 @@ final class PartitionEntity {
                     }
                     hosted = true;
                     ctx.getLog().info("{}: hosted", entityId);
+                    node.atomics().resolvePending(tree, partition); // prepares left by an earlier host
                     return stash.unstashAll(serving());
                 })
                 .onAnyMessage(m -> {
@@ -162,6 +163,8 @@ final class PartitionEntity {
                         ? err.getCause() : err;
                 if (c instanceof OwnershipLostException) {
                     ctx.getSelf().tell(Release.LOST);
+                } else if (c instanceof dev.lattice.engine.AtomicWritePendingException) {
+                    node.atomics().resolvePending(tree, partition); // the reader retries meanwhile
                 }
                 q.replyTo().tell(RemoteErrors.toResponse(c));
             } else {
@@ -190,6 +193,22 @@ final class PartitionEntity {
                 return t.deleteAsync(q.key()).thenApply(b -> Response.ok(0, b));
             case PUT_ALL:
                 return t.putAllAsync(entries(q)).thenApply(v -> Response.ok(0, true));
+            case ATOMIC_COMMIT:
+                return node.atomics().commit(t, partition, q);
+            case PREPARE: {
+                List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>(q.keys().size());
+                for (int i = 0; i < q.keys().size(); i++) {
+                    ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.values()[q.kinds()[i]],
+                            q.keys().get(i), q.values().get(i), q.numbers()[i]));
+                }
+                LogAddress c = LogAddress.parse(q.toKey());
+                return t.prepareAtomic(partition, q.key(), new dev.lattice.spi.LogId(c.tree(), c.partition()), ops)
+                        .thenApply(floor -> Response.ok(floor, true));
+            }
+            case RESOLVE:
+                return t.resolveAtomic(partition, q.key(), q.flag(), q.number()).thenApply(v -> Response.ok(0, true));
+            case DECISION:
+                return node.atomics().decision(t, partition, q.key());
             default:
                 return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
         }

@@ -44,6 +44,14 @@ final class RemoteErrors {
             tree = n.tree();
         }
         String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+        if (t instanceof dev.lattice.engine.PreconditionFailedException f) {
+            tree = f.tree();
+            message = f.key() + '\0' + f.expectedVersion() + '\0' + f.actualVersion();
+        } else if (t instanceof dev.lattice.engine.AtomicWritePendingException a) {
+            tree = a.coordinator().tree();
+            partition = a.coordinator().partition();
+            message = a.txnId() + '\0' + message;
+        }
         return new Response(false, 0, false, null, null, null, null, t.getClass().getName(), message, tree,
                 partition, epoch);
     }
@@ -65,6 +73,16 @@ final class RemoteErrors {
             case "dev.lattice.engine.WriteOutcomeUnknownException" -> new WriteOutcomeUnknownException(m, null);
             case "dev.lattice.engine.MemoryBudgetExceededException" -> new MemoryBudgetExceededException(m);
             case "dev.lattice.engine.AtomicWriteAbortedException" -> new AtomicWriteAbortedException(m, null);
+            case "dev.lattice.engine.PreconditionFailedException" -> {
+                String[] f = m.split("\0", 3);
+                yield new dev.lattice.engine.PreconditionFailedException(r.errorTree(), f[0], Long.parseLong(f[1]),
+                        Long.parseLong(f[2]));
+            }
+            case "dev.lattice.engine.AtomicWritePendingException" -> {
+                String[] f = m.split("\0", 2);
+                yield new dev.lattice.engine.AtomicWritePendingException(new LogId(r.errorTree(), r.errorPartition()),
+                        f[0], new LogId(r.errorTree(), r.errorPartition()), 0);
+            }
             case "java.lang.IllegalArgumentException" -> new IllegalArgumentException(m);
             case "java.lang.IllegalStateException" -> new IllegalStateException(m);
             case "java.lang.NullPointerException" -> new NullPointerException(m);
@@ -74,10 +92,12 @@ final class RemoteErrors {
     }
 
     /**
-     * @return true when the error proves the operation did nothing and another owner may serve it: the
-     *     partition is not (or no longer) hosted there, or its owner lost the claim before acting
+     * @return true when the error proves the operation did nothing and a retry may succeed: the partition is not
+     *     (or no longer) hosted there, its owner lost the claim before acting, or a read waited for an atomic write
+     *     whose outcome its owner is now asking for
      */
     static boolean retryElsewhere(RuntimeException e) {
-        return e instanceof PartitionNotHostedException || e instanceof OwnershipLostException;
+        return e instanceof PartitionNotHostedException || e instanceof OwnershipLostException
+                || e instanceof dev.lattice.engine.AtomicWritePendingException;
     }
 }

@@ -39,9 +39,19 @@ final class Router {
 
     /** @return the successful response, completed exceptionally with the typed error otherwise */
     CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make) {
+        return send(log, op, make, requestTimeout);
+    }
+
+    /** The same with a longer wait for one attempt's answer (an atomic commit's several steps). */
+    CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make,
+                                     Duration attemptTimeout) {
         CompletableFuture<Response> out = new CompletableFuture<>();
-        attempt(log, op, make, System.nanoTime() + operationTimeoutNanos, 0, out);
+        attempt(log, op, make, System.nanoTime() + operationTimeoutNanos, 0, out, attemptTimeout);
         return out;
+    }
+
+    Duration operationTimeout() {
+        return Duration.ofNanos(operationTimeoutNanos);
     }
 
     /** Blocking form of {@link #send}: the response, or the typed error thrown as is. */
@@ -65,7 +75,7 @@ final class Router {
     }
 
     private void attempt(LogAddress log, Op op, Function<ActorRef<Response>, Request> make, long deadline,
-                         int attempt, CompletableFuture<Response> out) {
+                         int attempt, CompletableFuture<Response> out, Duration requestTimeout) {
         String id = log.entityId();
         AskPattern.<ShardingEnvelope<EntityMessage>, Response>ask(region,
                         replyTo -> new ShardingEnvelope<>(id, make.apply(replyTo)), requestTimeout, scheduler)
@@ -83,7 +93,7 @@ final class Router {
                                     + ": no answer from the log's owner within " + requestTimeout.toMillis()
                                     + " ms; the write may or may not have been applied", c));
                         } else if (timedOut && !late) {
-                            retry(log, op, make, deadline, attempt, out);
+                            retry(log, op, make, deadline, attempt, out, requestTimeout);
                         } else {
                             out.completeExceptionally(new LatticeException(op + " on " + id + ": " + (timedOut
                                     ? "no owner answered within the operation timeout" : c.toString()), c));
@@ -92,7 +102,7 @@ final class Router {
                     }
                     RuntimeException e = RemoteErrors.toException(r);
                     if (RemoteErrors.retryElsewhere(e) && !late) {
-                        retry(log, op, make, deadline, attempt, out);
+                        retry(log, op, make, deadline, attempt, out, requestTimeout);
                     } else {
                         out.completeExceptionally(e);
                     }
@@ -100,9 +110,9 @@ final class Router {
     }
 
     private void retry(LogAddress log, Op op, Function<ActorRef<Response>, Request> make, long deadline, int attempt,
-                       CompletableFuture<Response> out) {
+                       CompletableFuture<Response> out, Duration requestTimeout) {
         long pauseMillis = Math.min(500, 10L << Math.min(attempt, 6));
         CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS)
-                .execute(() -> attempt(log, op, make, deadline, attempt + 1, out));
+                .execute(() -> attempt(log, op, make, deadline, attempt + 1, out, requestTimeout));
     }
 }

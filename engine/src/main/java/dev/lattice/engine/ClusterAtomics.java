@@ -79,7 +79,9 @@ final class ClusterAtomics {
             return pw;
         }).thenCompose(pw -> pw.future.thenApply(r -> {
             if (r instanceof PartitionState.PreconditionFailure f) {
-                throw failure(tree, f); // nothing prepared: the coordinator aborts, the resolve unlocks
+                lp.clusterTxns.remove(txnId, t); // nothing prepared (nothing logged): free the keys now
+                lp.releaseLocks(txnId);
+                throw failure(tree, f);
             }
             return tree.nextVersion(); // a floor for the write's version: newer than anything of these keys
         }));
@@ -103,7 +105,7 @@ final class ClusterAtomics {
                 throw new IllegalStateException("atomic write " + txnId + " is already decided "
                         + (known.commit ? "committed" : "aborted") + " in " + lp.log);
             }
-            return CompletableFuture.completedFuture(known.version);
+            return CompletableFuture.completedFuture(known.commit ? known.version : 0);
         }
         Txn decided = t != null ? t : new Txn(txnId);
         if (commit) {
@@ -148,7 +150,7 @@ final class ClusterAtomics {
 
     Optional<AtomicDecision> decision(LogPipeline lp, String txnId) {
         PartitionState.Decision d = lp.state.decisions.get(txnId);
-        return d == null ? Optional.empty() : Optional.of(new AtomicDecision(d.commit, d.version));
+        return d == null ? Optional.empty() : Optional.of(new AtomicDecision(d.commit, d.commit ? d.version : 0));
     }
 
     /** A remote participant wrote its RESOLVE: the coordinator's decision need not wait for it any more. */

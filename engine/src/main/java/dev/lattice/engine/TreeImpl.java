@@ -456,6 +456,18 @@ final class TreeImpl implements PartialTree {
         return lp;
     }
 
+    /**
+     * The pipeline of a key's partition for a write. In a partial tree a key held by an atomic write whose outcome
+     * is not known here is waited for (bounded) first: the write would otherwise wait for the key lock unboundedly.
+     */
+    private LogPipeline writePipeline(String key) {
+        LogPipeline lp = pipeline(key);
+        if (partial) {
+            cluster.awaitResolved(lp, List.of(key), null, null, false);
+        }
+        return lp;
+    }
+
     /** The pipeline of a key's partition for a read: proves the fence first when the read lease ran out. */
     private LogPipeline readPipeline(String key) {
         LogPipeline lp = pipeline(key);
@@ -612,7 +624,7 @@ final class TreeImpl implements PartialTree {
     @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> submit(WalRecord.Mutation m) {
         PendingWrite w = new PendingWrite(m);
-        pipeline(m.key()).submitAsync(w);
+        writePipeline(m.key()).submitAsync(w);
         return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
     }
 
@@ -620,7 +632,7 @@ final class TreeImpl implements PartialTree {
     @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> submitAndLead(WalRecord.Mutation m) {
         PendingWrite w = new PendingWrite(m);
-        pipeline(m.key()).submitAndLead(w);
+        writePipeline(m.key()).submitAndLead(w);
         return (CompletableFuture<T>) (CompletableFuture<?>) w.future;
     }
 
@@ -801,6 +813,9 @@ final class TreeImpl implements PartialTree {
             WalRecord.Mutation m = ms.get(i);
             PendingWrite w = new PendingWrite(m);
             int p = partitionOf(m.key());
+            if (partial) {
+                cluster.awaitResolved(hostedPipeline(p), List.of(m.key()), null, null, false);
+            }
             if (perLog.get(p) == null) {
                 targets[p] = hostedPipeline(p);
                 perLog.set(p, new ArrayList<>());

@@ -105,7 +105,8 @@ class PartialTreeAtomicTest {
     void aHandOffKeepsAPrepareForTheClusterToResolveAndACoordinatorCannotCommitAnOldHostingsPrepare()
             throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
-        try (Lattice a = open(storage); Lattice b = open(storage); Lattice c = open(storage)) {
+        try (Lattice a = open(storage); Lattice b = open(storage);
+             Lattice c = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofMillis(500)))) {
             PartialTree ta = a.hostTree("t", TWO);
             PartialTree tb = b.hostTree("t", TWO);
             ta.host(0);
@@ -123,7 +124,13 @@ class PartialTreeAtomicTest {
             PartialTree tc = c.hostTree("t", TWO);
             tc.host(1);
             assertThat(tc.pendingAtomicWrites(1)).containsEntry("x3", coord);
-            assertThatThrownBy(() -> tc.put(k1, b("blocked"))).isInstanceOf(RuntimeException.class);
+            // reads and writes of the held key wait (bounded) for the outcome, then say so by type
+            assertThatThrownBy(() -> tc.put(k1, b("blocked"))).isInstanceOfSatisfying(
+                    AtomicWritePendingException.class, e -> {
+                        assertThat(e.txnId()).isEqualTo("x3");
+                        assertThat(e.coordinator()).isEqualTo(coord);
+                    });
+            assertThatThrownBy(() -> tc.get(k1)).isInstanceOf(AtomicWritePendingException.class);
             long v = ta.decideAtomic(0, "x3", true, List.of(new LogId("t", 1)), 0).get(5, TimeUnit.SECONDS);
             AtomicDecision d = ta.atomicDecision(0, "x3").orElseThrow();
             tc.resolveAtomic(1, "x3", d.committed(), d.version()).get(5, TimeUnit.SECONDS);

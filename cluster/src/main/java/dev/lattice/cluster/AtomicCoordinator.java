@@ -1,0 +1,239 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.AtomicDecision;
+import dev.lattice.engine.AtomicOp;
+import dev.lattice.engine.PartialTree;
+import dev.lattice.engine.PreconditionFailedException;
+import dev.lattice.engine.WriteFailedException;
+import dev.lattice.spi.LogId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The cluster's side of multi-partition atomic writes: the engine's WAL protocol (PREPARE in every participant, the
+ * DECISION in the coordinator log, RESOLVE in the others) with its steps as messages between the logs' entities.
+ * <ol>
+ *   <li>the client sends the whole write to the entity of its lowest partition, the coordinator;</li>
+ *   <li>the coordinator prepares the parts one by one in partition order (so two writes never wait on each other's
+ *       locks in a cycle), its own part locally, the others by {@link Op#PREPARE};</li>
+ *   <li>when all are prepared it records the decision in its log (the commit point) and answers the client;</li>
+ *   <li>it sends {@link Op#RESOLVE} to the other participants (retried), which makes their parts visible.</li>
+ * </ol>
+ * Between 3 and 4 a participant's readers wait for the outcome (the engine's pending-read wait) rather than read
+ * from before the write; a participant that learns nothing (the coordinator died, or its prepare survived a
+ * hand-off) asks the coordinator's entity with {@link Op#DECISION}: a recorded decision is answered as is; a write
+ * still in flight on the coordinator's node is waited for; anything else is recorded as aborted first, so the
+ * answer can never change (the coordinator's log is claimed by whoever answers, which fences an older coordinator
+ * that might still try to decide). Thread-safe.
+ */
+final class AtomicCoordinator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AtomicCoordinator.class);
+
+    private final NodeServices node;
+    /** Writes this node is coordinating, until decided. */
+    private final ConcurrentHashMap<String, CompletableFuture<AtomicDecision>> inFlight = new ConcurrentHashMap<>();
+
+    AtomicCoordinator(NodeServices node) {
+        this.node = node;
+    }
+
+    /** @return a new write id */
+    static String newTxnId() {
+        return UUID.randomUUID().toString().replace("-", "");
+    }
+
+    /** Coordinates {@code q} (an {@link Op#ATOMIC_COMMIT}) from the coordinator partition's entity. */
+    CompletableFuture<Response> commit(PartialTree tree, int coordinatorPartition, Request q) {
+        String txnId = q.key();
+        TreeMap<Integer, List<AtomicOp>> parts = new TreeMap<>();
+        for (int i = 0; i < q.keys().size(); i++) {
+            AtomicOp.Kind kind = AtomicOp.Kind.values()[q.kinds()[i]];
+            AtomicOp op = new AtomicOp(kind, q.keys().get(i), q.values().get(i), q.numbers()[i]);
+            if (kind == AtomicOp.Kind.DELETE_RANGE) {
+                for (int p = 0; p < tree.partitions(); p++) {
+                    parts.computeIfAbsent(p, x -> new ArrayList<>()).add(op);
+                }
+            } else {
+                parts.computeIfAbsent(tree.partitionOf(op.key()), x -> new ArrayList<>()).add(op);
+            }
+        }
+        if (parts.firstKey() != coordinatorPartition) {
+            throw new IllegalArgumentException("atomic write " + txnId + " was sent to partition " + coordinatorPartition
+                    + ", not to its lowest partition " + parts.firstKey());
+        }
+        LogId coordinator = new LogId(tree.name(), coordinatorPartition);
+        CompletableFuture<AtomicDecision> outcome = new CompletableFuture<>();
+        if (inFlight.putIfAbsent(txnId, outcome) != null) {
+            throw new IllegalStateException("atomic write " + txnId + " is already being committed");
+        }
+        List<Integer> order = new ArrayList<>(parts.keySet());
+        List<Integer> prepared = new ArrayList<>();
+        long[] floor = {0};
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (int p : order) {
+            chain = chain.thenCompose(x -> prepare(tree, coordinator, txnId, p, parts.get(p))
+                    .thenAccept(f -> {
+                        prepared.add(p);
+                        floor[0] = Math.max(floor[0], f);
+                    }));
+        }
+        List<LogId> others = new ArrayList<>();
+        for (int p : order) {
+            if (p != coordinatorPartition) {
+                others.add(new LogId(tree.name(), p));
+            }
+        }
+        return chain.handle((ok, err) -> err).thenCompose(err -> {
+            if (err != null) {
+                return abort(tree, coordinatorPartition, txnId, order, outcome).thenApply(x -> {
+                    throw new CompletionException(cause(err));
+                });
+            }
+            return tree.decideAtomic(coordinatorPartition, txnId, true, others, floor[0]).handle((version, e) -> {
+                if (e != null) {
+                    // the decision may or may not be in the log: participants ask, the log answers
+                    inFlight.remove(txnId, outcome);
+                    outcome.completeExceptionally(cause(e));
+                    throw new CompletionException(cause(e));
+                }
+                outcome.complete(new AtomicDecision(true, version));
+                inFlight.remove(txnId, outcome);
+                for (LogId other : others) {
+                    resolve(tree, coordinatorPartition, txnId, other, true, version, 0);
+                }
+                return Response.ok(version, true);
+            });
+        });
+    }
+
+    private CompletableFuture<Long> prepare(PartialTree tree, LogId coordinator, String txnId, int partition,
+                                            List<AtomicOp> ops) {
+        if (partition == coordinator.partition()) {
+            return tree.prepareAtomic(partition, txnId, coordinator, ops);
+        }
+        List<String> keys = new ArrayList<>(ops.size());
+        List<byte[]> values = new ArrayList<>(ops.size());
+        byte[] kinds = new byte[ops.size()];
+        long[] numbers = new long[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            AtomicOp op = ops.get(i);
+            keys.add(op.key());
+            values.add(op.value());
+            kinds[i] = (byte) op.kind().ordinal();
+            numbers[i] = op.number();
+        }
+        String coordinatorId = new LogAddress(coordinator.tree(), coordinator.partition()).entityId();
+        return node.router().send(new LogAddress(tree.name(), partition), Op.PREPARE,
+                r -> new Request(Op.PREPARE, txnId, coordinatorId, null, 0, false, keys, values, r, kinds, numbers))
+                .thenApply(Response::number);
+    }
+
+    /** Records the abort, then undoes every part that may have been prepared (a lost prepare answer included). */
+    private CompletableFuture<Void> abort(PartialTree tree, int coordinatorPartition, String txnId, List<Integer> parts,
+                                         CompletableFuture<AtomicDecision> outcome) {
+        return tree.decideAtomic(coordinatorPartition, txnId, false, List.of(), 0).handle((v, e) -> {
+            inFlight.remove(txnId, outcome);
+            if (e != null) {
+                outcome.completeExceptionally(cause(e));
+                LOG.warn("atomic write {}: recording its abort failed ({}); its participants ask again", txnId,
+                        cause(e).toString());
+                return null;
+            }
+            outcome.complete(new AtomicDecision(false, 0));
+            for (int p : parts) {
+                if (p != coordinatorPartition) {
+                    resolve(tree, coordinatorPartition, txnId, new LogId(tree.name(), p), false, 0, 0);
+                }
+            }
+            return null;
+        });
+    }
+
+    private void resolve(PartialTree tree, int coordinatorPartition, String txnId, LogId participant, boolean commit,
+                         long version, int attempt) {
+        node.router().send(new LogAddress(participant.tree(), participant.partition()), Op.RESOLVE,
+                        r -> new Request(Op.RESOLVE, txnId, null, null, version, commit, null, null, r))
+                .whenComplete((r, e) -> {
+                    if (e == null) {
+                        try {
+                            tree.atomicResolvedAt(coordinatorPartition, txnId, participant);
+                        } catch (RuntimeException gone) {
+                            // the coordinator was handed off meanwhile: its replay keeps the decision
+                        }
+                    } else if (attempt < 5) {
+                        CompletableFuture.delayedExecutor(200L << attempt, TimeUnit.MILLISECONDS).execute(() ->
+                                resolve(tree, coordinatorPartition, txnId, participant, commit, version, attempt + 1));
+                    } else {
+                        LOG.warn("atomic write {}: resolving {} failed ({}); its readers will ask", txnId, participant,
+                                cause(e).toString());
+                    }
+                });
+    }
+
+    /** The coordinator entity's answer to {@link Op#DECISION}. */
+    CompletableFuture<Response> decision(PartialTree tree, int partition, String txnId) {
+        CompletableFuture<AtomicDecision> running = inFlight.get(txnId);
+        CompletableFuture<AtomicDecision> settled = running == null ? CompletableFuture.failedFuture(
+                new IllegalStateException("not in flight")) : running;
+        return settled.handle((d, e) -> d).thenCompose(d -> {
+            if (d != null) {
+                return CompletableFuture.completedFuture(d);
+            }
+            java.util.Optional<AtomicDecision> recorded = tree.atomicDecision(partition, txnId);
+            if (recorded.isPresent()) {
+                return CompletableFuture.completedFuture(recorded.get());
+            }
+            return tree.decideAtomic(partition, txnId, false, List.of(), 0).handle((v, e) -> {
+                if (e == null) {
+                    return new AtomicDecision(false, 0);
+                }
+                // a commit landed first (the first decision wins): read it
+                return tree.atomicDecision(partition, txnId).orElseThrow(() -> new CompletionException(cause(e)));
+            });
+        }).thenApply(d -> Response.ok(d.version(), d.committed()));
+    }
+
+    /** Asks the coordinators of the writes left pending in {@code partition} and resolves them. */
+    void resolvePending(PartialTree tree, int partition) {
+        for (Map.Entry<String, LogId> e : tree.pendingAtomicWrites(partition).entrySet()) {
+            String txnId = e.getKey();
+            LogId c = e.getValue();
+            node.router().send(new LogAddress(c.tree(), c.partition()), Op.DECISION,
+                            r -> new Request(Op.DECISION, txnId, null, null, 0, false, null, null, r))
+                    .thenCompose(r -> tree.resolveAtomic(partition, txnId, r.flag(), r.number()))
+                    .whenComplete((x, err) -> {
+                        if (err != null) {
+                            LOG.info("atomic write {} pending in {}/{}: asking {} failed ({}); asked again on the next"
+                                    + " read", txnId, tree.name(), partition, c, cause(err).toString());
+                        }
+                    });
+        }
+    }
+
+    static Throwable cause(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** @return the failure a client gets for a write that did not commit */
+    static RuntimeException clientError(Throwable t) {
+        Throwable c = cause(t);
+        if (c instanceof PreconditionFailedException || c instanceof RuntimeException) {
+            return (RuntimeException) c;
+        }
+        return new WriteFailedException("atomic write aborted: " + c, c);
+    }
+}
