@@ -119,11 +119,13 @@ final class ClusterAtomics {
         lp.submit(d);
         return d.future.thenCompose(r -> {
             long version = commit ? (Long) r : 0;
-            if (!commit && t != null && lp.state.unresolved.containsKey(txnId)) {
-                return resolve(tree, lp, txnId, false, 0).thenApply(x -> 0L); // an abort leaves our part to undo
-            }
-            if (commit) {
+            if (t != null) {
                 lp.clusterTxns.remove(txnId, t);
+                if (!commit) {
+                    // the abort decision undid our own part in memory; its locks are released here (a commit
+                    // decision releases them itself)
+                    lp.releaseLocks(txnId);
+                }
             }
             return CompletableFuture.completedFuture(version);
         });
