@@ -44,10 +44,38 @@ final class ClusterTree implements Tree {
     private final Router router;
     private final int pageEntries;
 
-    ClusterTree(PartialTree meta, Router router, int pageEntries) {
+    private final long messageBudget;
+
+    ClusterTree(PartialTree meta, Router router, int pageEntries, long messageBudget) {
         this.meta = meta;
         this.router = router;
         this.pageEntries = pageEntries;
+        this.messageBudget = messageBudget;
+    }
+
+    /** @throws IllegalArgumentException if the value cannot travel in one cluster message */
+    private byte[] checkValue(byte[] value) {
+        Objects.requireNonNull(value, "value");
+        if (value.length > maxValueBytes()) {
+            throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
+                    + maxValueBytes() + " bytes of a tree served by the cluster (the smaller of the provider's limit "
+                    + meta.maxValueBytes() + " and what one message may carry below"
+                    + " pekko.remote.artery.advanced.maximum-frame-size)");
+        }
+        return value;
+    }
+
+    /** @throws IllegalArgumentException if an atomic write's keys and values cannot travel in one message */
+    private void checkAtomicSize(Map<String, byte[]> entries) {
+        long bytes = 0;
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            bytes += e.getKey().length() * 3L + checkValue(Objects.requireNonNull(e.getValue(), "value")).length + 16;
+        }
+        if (bytes > messageBudget) {
+            throw new IllegalArgumentException("atomic write of " + bytes + " bytes over several partitions is more"
+                    + " than one cluster message carries (" + messageBudget + " bytes, below"
+                    + " pekko.remote.artery.advanced.maximum-frame-size)");
+        }
     }
 
     private LogAddress logOf(String key) {
@@ -70,9 +98,10 @@ final class ClusterTree implements Tree {
         return meta.maxKeyBytes();
     }
 
+    /** @return the smaller of the provider's value limit and what one cluster message carries, in bytes */
     @Override
     public int maxValueBytes() {
-        return meta.maxValueBytes();
+        return (int) Math.min(meta.maxValueBytes(), messageBudget - 3L * meta.maxKeyBytes() - 1024);
     }
 
     // ------------------------------------------------------------------ point operations
@@ -111,7 +140,7 @@ final class ClusterTree implements Tree {
 
     @Override
     public CompletableFuture<Long> putAsync(String key, byte[] value) {
-        Objects.requireNonNull(value, "value");
+        checkValue(value);
         return router.send(logOf(key), Op.PUT, r -> Request.point(Op.PUT, key, value, 0, r)).thenApply(Response::number);
     }
 
@@ -122,7 +151,7 @@ final class ClusterTree implements Tree {
 
     @Override
     public CompletableFuture<Long> putAsync(String key, byte[] value, Duration ttl) {
-        Objects.requireNonNull(value, "value");
+        checkValue(value);
         long millis = ttlMillis(ttl);
         return router.send(logOf(key), Op.PUT_TTL, r -> Request.point(Op.PUT_TTL, key, value, millis, r))
                 .thenApply(Response::number);
@@ -144,7 +173,7 @@ final class ClusterTree implements Tree {
 
     @Override
     public CompletableFuture<Boolean> putIfAbsentAsync(String key, byte[] value) {
-        Objects.requireNonNull(value, "value");
+        checkValue(value);
         return router.send(logOf(key), Op.PUT_IF_ABSENT, r -> Request.point(Op.PUT_IF_ABSENT, key, value, 0, r))
                 .thenApply(Response::flag);
     }
@@ -156,7 +185,7 @@ final class ClusterTree implements Tree {
 
     @Override
     public CompletableFuture<Boolean> putIfVersionAsync(String key, byte[] value, long expectedVersion) {
-        Objects.requireNonNull(value, "value");
+        checkValue(value);
         return router.send(logOf(key), Op.PUT_IF_VERSION,
                 r -> Request.point(Op.PUT_IF_VERSION, key, value, expectedVersion, r)).thenApply(Response::flag);
     }
@@ -192,22 +221,35 @@ final class ClusterTree implements Tree {
     @Override
     public CompletableFuture<Map<String, byte[]>> getAllAsync(Collection<String> keys) {
         Objects.requireNonNull(keys, "keys");
-        List<CompletableFuture<Response>> parts = new ArrayList<>();
+        Map<String, byte[]> out = new java.util.concurrent.ConcurrentSkipListMap<>();
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (Map.Entry<Integer, List<String>> e : byPartition(keys).entrySet()) {
-            List<String> ks = List.copyOf(e.getValue());
-            parts.add(router.send(new LogAddress(name(), e.getKey()), Op.GET_ALL,
-                    r -> new Request(Op.GET_ALL, null, null, null, 0, false, ks, null, r)));
+            List<String> ks = new ArrayList<>(new java.util.TreeSet<>(e.getValue()));
+            parts.add(getAllFrom(new LogAddress(name(), e.getKey()), ks, out));
         }
-        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
-            Map<String, byte[]> out = new TreeMap<>();
-            for (CompletableFuture<Response> f : parts) {
-                Response r = f.join();
-                for (int i = 0; i < r.keys().size(); i++) {
-                    out.put(r.keys().get(i), r.values().get(i));
-                }
-            }
-            return out;
-        });
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> new TreeMap<>(out));
+    }
+
+    /** One partition's keys (sorted): an answer cut at the message budget is continued after its last key. */
+    private CompletableFuture<Void> getAllFrom(LogAddress log, List<String> sorted, Map<String, byte[]> out) {
+        List<String> ks = List.copyOf(sorted);
+        return router.send(log, Op.GET_ALL, r -> new Request(Op.GET_ALL, null, null, null, 0, false, ks, null, r))
+                .thenCompose(r -> {
+                    for (int i = 0; i < r.keys().size(); i++) {
+                        out.put(r.keys().get(i), r.values().get(i));
+                    }
+                    if (!r.flag() || r.keys().isEmpty()) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    String last = r.keys().get(r.keys().size() - 1);
+                    List<String> rest = new ArrayList<>();
+                    for (String k : ks) {
+                        if (k.compareTo(last) > 0) {
+                            rest.add(k);
+                        }
+                    }
+                    return rest.isEmpty() ? CompletableFuture.completedFuture(null) : getAllFrom(log, rest, out);
+                });
     }
 
     @Override
@@ -220,15 +262,32 @@ final class ClusterTree implements Tree {
         Objects.requireNonNull(entries, "entries");
         List<CompletableFuture<Response>> parts = new ArrayList<>();
         for (Map.Entry<Integer, List<String>> e : byPartition(entries.keySet()).entrySet()) {
-            List<String> ks = List.copyOf(e.getValue());
-            List<byte[]> vs = new ArrayList<>(ks.size());
-            for (String k : ks) {
-                vs.add(Objects.requireNonNull(entries.get(k), "value"));
+            List<String> ks = new ArrayList<>();
+            List<byte[]> vs = new ArrayList<>();
+            long bytes = 0;
+            for (String k : e.getValue()) {
+                byte[] v = checkValue(entries.get(k));
+                long add = k.length() * 3L + v.length + 16;
+                if (!ks.isEmpty() && bytes + add > messageBudget) { // not atomic anyway: one message per chunk
+                    parts.add(putAllChunk(e.getKey(), ks, vs));
+                    ks = new ArrayList<>();
+                    vs = new ArrayList<>();
+                    bytes = 0;
+                }
+                ks.add(k);
+                vs.add(v);
+                bytes += add;
             }
-            parts.add(router.send(new LogAddress(name(), e.getKey()), Op.PUT_ALL,
-                    r -> new Request(Op.PUT_ALL, null, null, null, 0, false, ks, vs, r)));
+            parts.add(putAllChunk(e.getKey(), ks, vs));
         }
         return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+    }
+
+    private CompletableFuture<Response> putAllChunk(int partition, List<String> keys, List<byte[]> values) {
+        List<String> ks = List.copyOf(keys);
+        List<byte[]> vs = List.copyOf(values);
+        return router.send(new LogAddress(name(), partition), Op.PUT_ALL,
+                r -> new Request(Op.PUT_ALL, null, null, null, 0, false, ks, vs, r));
     }
 
     @Override
@@ -248,6 +307,7 @@ final class ClusterTree implements Tree {
         if (entries.isEmpty()) {
             throw new IllegalArgumentException("an atomic write needs at least one key");
         }
+        checkAtomicSize(entries);
         TreeMap<Integer, List<String>> by = byPartition(entries.keySet());
         if (by.size() > 1) {
             List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
@@ -272,6 +332,7 @@ final class ClusterTree implements Tree {
         if (entries.isEmpty()) {
             throw new IllegalArgumentException("an atomic write needs at least one key");
         }
+        checkAtomicSize(entries);
         long expiresAt = System.currentTimeMillis() + ttlMillis(ttl);
         List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : entries.entrySet()) {

@@ -77,6 +77,8 @@ public final class LatticeCluster implements AutoCloseable {
                         .withMessageExtractor(new OneShardPerLog()));
         this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout());
         services.router(router);
+        long frame = system.settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
+        services.messageBudget(Math.max(16 * 1024, frame - 8 * 1024));
         system.getWhenTerminated().thenRun(() -> {
             if (!closing) {
                 Object reason = org.apache.pekko.actor.CoordinatedShutdown.get(system).getShutdownReason()
@@ -122,7 +124,7 @@ public final class LatticeCluster implements AutoCloseable {
      * @throws dev.lattice.engine.NoSuchTreeException if the tree was dropped
      */
     public Tree tree(String name) {
-        return new ClusterTree(services.tree(name), router, config.scanPageEntries());
+        return new ClusterTree(services.tree(name), router, config.scanPageEntries(), services.messageBudget());
     }
 
     /**
@@ -133,7 +135,8 @@ public final class LatticeCluster implements AutoCloseable {
      * @return the tree
      */
     public Tree tree(String name, TreeOptions options) {
-        return new ClusterTree(services.tree(name, options), router, config.scanPageEntries());
+        return new ClusterTree(services.tree(name, options), router, config.scanPageEntries(),
+                services.messageBudget());
     }
 
     /** @return the number of members that are up, as this node sees them */

@@ -77,6 +77,17 @@ final class NodeServices implements AutoCloseable {
         return 10_000;
     }
 
+    /** Bytes of keys and values one message may carry (below Artery's maximum frame size). */
+    private volatile long messageBudget = 200 * 1024;
+
+    void messageBudget(long bytes) {
+        this.messageBudget = bytes;
+    }
+
+    long messageBudget() {
+        return messageBudget;
+    }
+
     int scanPageEntries() {
         return config.scanPageEntries();
     }

@@ -229,9 +229,21 @@ final class PartitionEntity {
                     checkKey(k);
                 }
                 Map<String, byte[]> found = t.getAll(q.keys());
-                List<String> keys = new ArrayList<>(found.keySet());
-                return Response.entries(keys, new ArrayList<>(found.values()), new long[keys.size()],
-                        new long[keys.size()], false);
+                List<String> keys = new ArrayList<>();
+                List<byte[]> values = new ArrayList<>();
+                long bytes = 0;
+                boolean cut = false;
+                for (Map.Entry<String, byte[]> e : found.entrySet()) {
+                    long add = e.getKey().length() * 3L + e.getValue().length + 16;
+                    if (!keys.isEmpty() && bytes + add > node.messageBudget()) {
+                        cut = true; // the caller asks again for the keys after the last one returned
+                        break;
+                    }
+                    bytes += add;
+                    keys.add(e.getKey());
+                    values.add(e.getValue());
+                }
+                return Response.entries(keys, values, new long[keys.size()], new long[keys.size()], cut);
             }
             case PUT_ALL_ATOMIC:
                 return Response.ok(t.putAllAtomic(entries(q)), true);
@@ -250,13 +262,15 @@ final class PartitionEntity {
         List<byte[]> values = new ArrayList<>();
         List<Long> versions = new ArrayList<>();
         boolean more = false;
+        long bytes = 0;
         try (ScanCursor c = t.scan(partition, q.key(), q.toKey(), q.flag())) {
             while (c.hasNext()) {
-                if (keys.size() == limit) {
+                if (keys.size() == limit || bytes > node.messageBudget() / 2) {
                     more = true;
                     break;
                 }
                 TreeEntry e = c.next();
+                bytes += e.key().length() * 3L + e.value().length + 24;
                 keys.add(e.key());
                 values.add(e.value());
                 versions.add(e.version());

@@ -144,10 +144,51 @@ class ClusterInProcessTest {
         assertThatThrownBy(() -> via1.put(tooLong, b("x"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("limit");
         assertThatThrownBy(() -> via1.put("big", new byte[via0.maxValueBytes() + 1]))
-                .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> via1.putAllAtomic(Map.of("o-1", b("a"), "o-2", b("b"), "o-3", b("c"),
-                "o-4", b("d"), "o-5", b("e"), "o-6", b("f"), "o-8", b("g"), "o-9", b("h"))))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("partitions");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maximum-frame-size");
+        // an atomic write over partitions on different nodes: all of it, with one version, from every node
+        Map<String, byte[]> wide = new HashMap<>();
+        for (String k : List.of("o-1", "o-2", "o-3", "o-4", "o-5", "o-6", "o-8", "o-9")) {
+            wide.put(k, b("wide"));
+            expected.put(k, "wide");
+        }
+        long wideVersion = via1.putAllAtomic(wide);
+        for (LatticeCluster n : nodes) {
+            for (String k : wide.keySet()) {
+                Versioned got1 = n.tree("orders").getVersioned(k).orElseThrow();
+                assertThat(s(got1.value())).isEqualTo("wide");
+                assertThat(got1.version()).as(k).isEqualTo(wideVersion);
+            }
+        }
+        // a range delete is atomic across every partition
+        for (int i = 0; i < 20; i++) {
+            via0.put("zz-" + i, b("gone"));
+        }
+        via0.put("zzz", b("kept"));
+        via1.deleteRange("zz-", "zz-~");
+        for (int i = 0; i < 20; i++) {
+            assertThat(via0.exists("zz-" + i)).isFalse();
+        }
+        assertThat(via1.get("zzz").map(ClusterInProcessTest::s)).hasValue("kept");
+        expected.put("zzz", "kept");
+        // values beyond one message are refused up front, by type; a large putAll and getAll are split
+        assertThat(via0.maxValueBytes()).isLessThan(nodes.get(0).services().tree("orders").maxValueBytes());
+        Map<String, byte[]> large = new HashMap<>();
+        for (int i = 0; i < 12; i++) {
+            large.put("L-" + i, new byte[100_000]);
+        }
+        via0.putAll(large);
+        assertThat(via1.getAll(large.keySet())).hasSize(12).allSatisfy((k, val) -> assertThat(val).hasSize(100_000));
+        try (ScanCursor c = via1.scan("L-", "L-~", false)) {
+            int n = 0;
+            while (c.hasNext()) {
+                assertThat(c.next().value()).hasSize(100_000);
+                n++;
+            }
+            assertThat(n).isEqualTo(12);
+        }
+        for (String k : large.keySet()) {
+            expected.put(k, null);
+        }
         assertThatThrownBy(() -> via1.put(null, b("x"))).isInstanceOf(NullPointerException.class);
 
         // a graceful leave hands the node's logs off; nothing is lost and the tree keeps serving
@@ -155,6 +196,10 @@ class ClusterInProcessTest {
         Set<Integer> itHosted = hostedBy(leaving, "orders");
         leaving.close();
         for (Map.Entry<String, String> e : expected.entrySet()) {
+            if (e.getValue() == null) {
+                assertThat(via1.get(e.getKey())).as(e.getKey()).isPresent();
+                continue;
+            }
             assertThat(via1.get(e.getKey()).map(ClusterInProcessTest::s)).as(e.getKey()).hasValue(e.getValue());
         }
         for (int i = 0; i < 30; i++) {
