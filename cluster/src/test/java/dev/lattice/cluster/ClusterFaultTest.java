@@ -145,6 +145,7 @@ class ClusterFaultTest {
         try (Lattice l = Lattice.open(uri)) {
             Tree t = l.tree(WorkloadNode.TREE);
             check.check(t::getVersioned, keys, group);
+            check.checkWide(t::getVersioned, wideKeys(uri));
         }
         for (Object[] z : zombies) {
             HistoryCheck own = new HistoryCheck();
@@ -161,6 +162,12 @@ class ClusterFaultTest {
                 .as("acknowledged writes").isGreaterThan(100);
         assertThat(check.reads).as("reads").hasSizeGreaterThan(100);
         assertThat(check.violations).as(check.summary()).isEmpty();
+    }
+
+    private static List<String> wideKeys(String uri) {
+        try (Lattice l = Lattice.open(uri)) {
+            return WorkloadNode.wideKeys(l.hostTree(WorkloadNode.TREE, TreeOptions.partitions(WorkloadNode.PARTITIONS)));
+        }
     }
 
     /** The atomic group's keys, chosen by the tree's hash as the nodes chose them. */

@@ -34,6 +34,7 @@ final class HistoryCheck {
     final Map<String, Write> writes = new HashMap<>();
     final List<Read> reads = new ArrayList<>();
     final List<String[]> groupReads = new ArrayList<>();
+    final List<String[]> wideReads = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
 
     void load(Path history) {
@@ -65,6 +66,11 @@ final class HistoryCheck {
                                 Long.parseLong(f[5]), f[6]));
                     }
                 }
+                case "M" -> {
+                    if (f.length == 7) {
+                        wideReads.add(f);
+                    }
+                }
                 case "G" -> {
                     if (f.length == 6) {
                         groupReads.add(f);
@@ -83,6 +89,30 @@ final class HistoryCheck {
 
     private boolean keepsNothing(Write w) {
         return w.outcome().equals("FAIL") || w.outcome().equals("NOTAPPLIED");
+    }
+
+    /**
+     * The wide group (keys on different partitions, written only by multi-partition atomic writes, all to one
+     * value): whole at the end, and sequential point reads of its keys never go back (a read after one that saw
+     * a write sees it or a later one), so no reader saw a write partially.
+     */
+    void checkWide(Function<String, Optional<Versioned>> finalState, List<String> wide) {
+        checkWhole(finalState, wide, "wide atomic group");
+        for (String[] m : wideReads) {
+            long previous = 0;
+            for (int i = 0; i < 3; i++) {
+                String value = m[1 + 2 * i];
+                long version = Long.parseLong(m[2 + 2 * i]);
+                if (version < previous) {
+                    violations.add("sequential reads of the wide group went back: " + String.join(",", m));
+                }
+                previous = Math.max(previous, version);
+                Write w = writes.get(value);
+                if (w != null && keepsNothing(w)) {
+                    violations.add("a read of the wide group saw write " + w.id() + " reported " + w.outcome());
+                }
+            }
+        }
     }
 
     /** @param finalState the final value and version of every key ("k..." keys and the group) */
@@ -124,19 +154,24 @@ final class HistoryCheck {
         checkReads(ackedPuts);
     }
 
-    private void checkGroup(Function<String, Optional<Versioned>> finalState, List<String> group) {
+    /** A group written only by atomic writes of one value to all its keys is whole at the end, of a kept write. */
+    private void checkWhole(Function<String, Optional<Versioned>> finalState, List<String> keys, String label) {
         List<String> finals = new ArrayList<>();
-        for (String g : group) {
-            finals.add(finalState.apply(g).map(v -> new String(v.value(), java.nio.charset.StandardCharsets.UTF_8))
+        for (String k : keys) {
+            finals.add(finalState.apply(k).map(v -> new String(v.value(), java.nio.charset.StandardCharsets.UTF_8))
                     .orElse("-"));
         }
         if (finals.stream().distinct().count() != 1) {
-            violations.add("atomic group is partial at the end: " + finals);
+            violations.add(label + " is partial at the end: " + finals);
         }
         Write last = writes.get(finals.get(0));
         if (last != null && keepsNothing(last)) {
-            violations.add("atomic group holds the write " + last.id() + " reported " + last.outcome());
+            violations.add(label + " holds the write " + last.id() + " reported " + last.outcome());
         }
+    }
+
+    private void checkGroup(Function<String, Optional<Versioned>> finalState, List<String> group) {
+        checkWhole(finalState, group, "atomic group");
         for (String[] r : groupReads) {
             if (!(r[3].equals(r[4]) && r[4].equals(r[5]))) {
                 violations.add("a getAll saw the atomic group partial: " + String.join(",", r[3], r[4], r[5]));
@@ -207,6 +242,7 @@ final class HistoryCheck {
         for (Write w : writes.values()) {
             by.merge(w.kind() + "." + w.outcome(), 1, Integer::sum);
         }
-        return "writes " + by + ", reads " + reads.size() + ", group reads " + groupReads.size();
+        return "writes " + by + ", reads " + reads.size() + ", group reads " + groupReads.size()
+                + ", wide sequential reads " + wideReads.size();
     }
 }

@@ -92,4 +92,16 @@ class HistoryCheckTest {
         HistoryCheck c = run(dir, ATOMIC, with("k1", v("invented", 9)));
         assertThat(c.violations).anySatisfy(s -> assertThat(s).contains("never written"));
     }
+
+    @Test
+    void aWideWriteSeenPartiallyIsFound(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("h");
+        Files.writeString(f, ("S|x1|wide|w-0|0|1|x1\nE|x1|OK|2|9\nS|x0|wide|w-0|0|0|x0\nE|x0|OK|1|5\n"
+                + "M|x1|9|x0|5|x1|9\n").replace('|', '\t'));
+        HistoryCheck c = new HistoryCheck();
+        c.load(f);
+        c.checkWide(k -> k.equals("w-2") ? v("x0", 5) : v("x1", 9), List.of("w-0", "w-1", "w-2"));
+        assertThat(c.violations).anySatisfy(s -> assertThat(s).contains("went back"));
+        assertThat(c.violations).anySatisfy(s -> assertThat(s).contains("wide atomic group is partial"));
+    }
 }

@@ -57,12 +57,13 @@ public final class WorkloadNode {
         Tree tree = node.tree(TREE, TreeOptions.partitions(PARTITIONS));
         PartialTree meta = node.services().tree(TREE);
         List<String> group = PartitionKeys.samePartition(meta, 3).keys();
+        List<String> wide = wideKeys(meta);
         System.out.println("UP " + name);
         try (BufferedWriter out = Files.newBufferedWriter(history, StandardCharsets.UTF_8)) {
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 String prefix = name + "." + t;
-                Thread th = new Thread(() -> run(tree, meta, group, prefix, out, stop, node), "workload-" + t);
+                Thread th = new Thread(() -> run(tree, meta, group, wide, prefix, out, stop, node), "workload-" + t);
                 th.start();
                 ts.add(th);
             }
@@ -77,8 +78,21 @@ public final class WorkloadNode {
         System.exit(node.wasDowned() ? 1 : 0);
     }
 
-    private static void run(Tree tree, PartialTree meta, List<String> group, String prefix, BufferedWriter out,
-                            Path stop, LatticeCluster node) {
+    /** @return three keys "w-..." in three different partitions (an atomic write over them spans nodes) */
+    static List<String> wideKeys(PartialTree meta) {
+        List<String> keys = new ArrayList<>();
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (int i = 0; keys.size() < 3; i++) {
+            String k = "w-" + i;
+            if (seen.add(meta.partitionOf(k))) {
+                keys.add(k);
+            }
+        }
+        return keys;
+    }
+
+    private static void run(Tree tree, PartialTree meta, List<String> group, List<String> wide, String prefix,
+                            BufferedWriter out, Path stop, LatticeCluster node) {
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
         long seq = 0;
         while (!Files.exists(stop) && !node.isClosed()) {
@@ -113,22 +127,19 @@ public final class WorkloadNode {
                     // the version of a successful conditional write is not returned: read it back
                     write(out, "E\t" + id + "\t" + outcome + "\t" + now() + "\t0");
                 } else if (dice < 62) {
-                    Map<String, byte[]> m = new LinkedHashMap<>();
-                    for (String g : group) {
-                        m.put(g, id.getBytes(StandardCharsets.UTF_8));
+                    atomicWrite(tree, meta, "atomic", group, id, out);
+                } else if (dice < 70) {
+                    atomicWrite(tree, meta, "wide", wide, id, out);
+                } else if (dice < 76) {
+                    // the wide group's keys one after the other: a later read never goes back past an earlier one
+                    StringBuilder line = new StringBuilder("M");
+                    for (String w : wide) {
+                        Optional<Versioned> v = tree.getVersioned(w);
+                        line.append('\t').append(v.map(x -> new String(x.value(), StandardCharsets.UTF_8)).orElse("-"))
+                                .append('\t').append(v.map(Versioned::version).orElse(0L));
                     }
-                    write(out, "S\t" + id + "\tatomic\t" + group.get(0) + "\t" + meta.partitionOf(group.get(0))
-                            + "\t" + now() + "\t" + id);
-                    String outcome;
-                    long version = 0;
-                    try {
-                        version = tree.putAllAtomic(m);
-                        outcome = "OK";
-                    } catch (RuntimeException e) {
-                        outcome = classify(e);
-                    }
-                    write(out, "E\t" + id + "\t" + outcome + "\t" + now() + "\t" + version);
-                } else if (dice < 67) {
+                    write(out, line.toString());
+                } else if (dice < 80) {
                     long start = now();
                     Map<String, byte[]> got = tree.getAll(group);
                     long end = now();
@@ -151,6 +162,26 @@ public final class WorkloadNode {
                 pause();
             }
         }
+    }
+
+    /** One atomic write of {@code id} to every key of {@code keys}, with its S and E lines. */
+    private static void atomicWrite(Tree tree, PartialTree meta, String kind, List<String> keys, String id,
+                                    BufferedWriter out) {
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        for (String k : keys) {
+            m.put(k, id.getBytes(StandardCharsets.UTF_8));
+        }
+        write(out, "S\t" + id + "\t" + kind + "\t" + keys.get(0) + "\t" + meta.partitionOf(keys.get(0)) + "\t"
+                + now() + "\t" + id);
+        String outcome;
+        long version = 0;
+        try {
+            version = tree.putAllAtomic(m);
+            outcome = "OK";
+        } catch (RuntimeException e) {
+            outcome = classify(e);
+        }
+        write(out, "E\t" + id + "\t" + outcome + "\t" + now() + "\t" + version);
     }
 
     /** FAIL only where the engine or the router says nothing was written; anything else may have landed. */

@@ -221,8 +221,12 @@ final class AtomicWrites {
         for (LogPipeline lp : opened) {
             for (Map.Entry<String, PartitionState.Unresolved> e : lp.state.unresolvedSnapshot().entrySet()) {
                 PartitionState.Unresolved u = e.getValue();
-                if (t.isPartial() && !states.containsKey(u.coordinator())) {
-                    // coordinated by a log another process hosts: the cluster asks it and resolves (keys stay locked)
+                PartitionState local = states.get(u.coordinator());
+                if (t.isPartial() && !u.coordinator().equals(lp.log)
+                        && (local == null || !local.decisions.containsKey(e.getKey()))) {
+                    // a cluster write whose coordinator has not decided here: it may be in flight there (even in
+                    // this process, above the engine), so it is not aborted; the cluster asks the coordinator and
+                    // resolves it (its keys stay locked meanwhile)
                     List<String> keys = new ArrayList<>();
                     for (WalRecord.Mutation m : u.mutations()) {
                         keys.add(m.key());
