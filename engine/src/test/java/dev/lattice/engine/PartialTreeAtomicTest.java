@@ -152,4 +152,30 @@ class PartialTreeAtomicTest {
             assertThat(t.count()).isEqualTo(2);
         }
     }
+
+    @Test
+    void aParticipantHostedBesideItsUndecidedCoordinatorIsNotAbortedByItsReplay() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage); Lattice b = open(storage)) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            LogId coord = new LogId("t", 0);
+            ta.prepareAtomic(0, "x5", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("n0"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            tb.prepareAtomic(1, "x5", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("n1"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            tb.release(1, Duration.ofSeconds(5));
+            ta.host(1); // the coordinator's own process replays the participant before deciding
+            assertThat(ta.pendingAtomicWrites(1)).containsEntry("x5", coord);
+            long v = ta.decideAtomic(0, "x5", true, List.of(new LogId("t", 1)), 0).get(5, TimeUnit.SECONDS);
+            ta.resolveAtomic(1, "x5", true, v).get(5, TimeUnit.SECONDS);
+            assertThat(EngineBasicsTest.s(ta.get(k0).orElseThrow())).isEqualTo("n0");
+            assertThat(EngineBasicsTest.s(ta.get(k1).orElseThrow())).isEqualTo("n1");
+            assertThat(ta.getVersioned(k1).orElseThrow().version()).isEqualTo(v);
+        }
+    }
 }
