@@ -48,8 +48,10 @@ final class PartitionEntity {
     private final String entityId;
     private final String treeName;
     private final int partition;
-    private PartialTree tree;
+    private volatile PartialTree tree;
     private boolean hosted;
+    /** Set when the actor stopped (a host still running then releases what it opened). */
+    private volatile boolean stopped;
 
     private PartitionEntity(ActorContext<EntityMessage> ctx, NodeServices node, String entityId) {
         this.ctx = ctx;
@@ -69,8 +71,15 @@ final class PartitionEntity {
     private Behavior<EntityMessage> starting(StashBuffer<EntityMessage> stash) {
         CompletableFuture<Void> host = CompletableFuture.runAsync(() -> {
             PartialTree t = node.tree(treeName);
+            if (t.hostedPartitions().contains(partition)) {
+                // left by an entity that stopped while it was still opening: start from a fresh claim and replay
+                t.release(partition, node.releaseTimeout());
+            }
             t.host(partition);
             tree = t;
+            if (stopped) {
+                t.release(partition, node.releaseTimeout()); // nobody serves it: do not keep the claim
+            }
         }, node.blocking());
         ctx.pipeToSelf(host, (ok, err) -> new Hosted(err));
         return Behaviors.receive(EntityMessage.class)
@@ -89,6 +98,10 @@ final class PartitionEntity {
                     ctx.getLog().info("{}: hosted", entityId);
                     node.atomics().resolvePending(tree, partition); // prepares left by an earlier host
                     return stash.unstashAll(serving());
+                })
+                .onSignal(PostStop.class, sig -> {
+                    stopped = true;
+                    return Behaviors.same();
                 })
                 .onAnyMessage(m -> {
                     if (stash.isFull()) {
@@ -112,7 +125,8 @@ final class PartitionEntity {
                     return Behaviors.same();
                 })
                 .onMessage(Release.class, r -> releasing(r))
-                .onSignal(PostStop.class, s -> {
+                .onSignal(PostStop.class, sig -> {
+                    stopped = true;
                     releaseNow();
                     return Behaviors.same();
                 })

@@ -82,11 +82,13 @@ class ClusterFaultTest {
         int next = 3;
         List<String> report = new ArrayList<>();
         List<Object[]> zombies = new ArrayList<>();
+        List<Object[]> kills = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             Thread.sleep(6_000);
             NodeProcess killed = live.remove(live.size() - 1);
             killed.signal("KILL");
             report.add("round " + round + ": SIGKILL " + killed.name);
+            kills.add(new Object[] {killed, killed.stoppedAtMillis * 1000});
             Thread.sleep(12_000);
             NodeProcess joined = join("n" + next++, uri, live, dir, stop);
             awaitUp(joined);
@@ -147,6 +149,9 @@ class ClusterFaultTest {
             check.check(t::getVersioned, keys, group);
             check.checkWide(t::getVersioned, wideKeys(uri));
         }
+        for (Object[] k : kills) {
+            report.add(failover(check, (NodeProcess) k[0], (Long) k[1]));
+        }
         for (Object[] z : zombies) {
             HistoryCheck own = new HistoryCheck();
             own.load(((NodeProcess) z[0]).history);
@@ -168,6 +173,35 @@ class ClusterFaultTest {
         try (Lattice l = Lattice.open(uri)) {
             return WorkloadNode.wideKeys(l.hostTree(WorkloadNode.TREE, TreeOptions.partitions(WorkloadNode.PARTITIONS)));
         }
+    }
+
+    /**
+     * Failover as the workload saw it: for each partition the killed node hosted, the time from the SIGKILL to the
+     * first write on that partition acknowledged after it (by any node).
+     */
+    private static String failover(HistoryCheck check, NodeProcess killed, long killMicros) throws Exception {
+        java.util.Set<Integer> hosted = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(WorkloadNode.TREE + "/(\\d+): hosted")
+                .matcher(Files.readString(killed.log));
+        while (m.find()) {
+            hosted.add(Integer.parseInt(m.group(1)));
+        }
+        List<Long> millis = new ArrayList<>();
+        for (int p : hosted) {
+            long first = Long.MAX_VALUE;
+            for (HistoryCheck.Write w : check.writes.values()) {
+                if (w.partition() == p && w.outcome().equals("OK") && w.start() > killMicros && w.end() < first) {
+                    first = w.end();
+                }
+            }
+            if (first != Long.MAX_VALUE) {
+                millis.add((first - killMicros) / 1000);
+            }
+        }
+        java.util.Collections.sort(millis);
+        return "failover after SIGKILL " + killed.name + " (partitions " + hosted + "): first acknowledged write per"
+                + " partition after " + millis + " ms" + (millis.isEmpty() ? "" : " (p50 " + millis.get(millis.size() / 2)
+                + " ms, max " + millis.get(millis.size() - 1) + " ms)");
     }
 
     /** The atomic group's keys, chosen by the tree's hash as the nodes chose them. */

@@ -564,7 +564,9 @@ public final class LatticeConfig {
          * another process claimed the log. So a process frozen (GC pause, SIGSTOP) while another claimed its logs
          * serves no read from before the claim, as long as the other process claims at least this long after this
          * one's last proof (a cluster makes sure of that: a new owner is chosen only after the old one is downed,
-         * which takes longer than the lease). Reads on a busy or recently checked log cost nothing extra. Default
+         * which takes longer than the lease). A partial tree's {@link PartialTree#host} also waits out the lease after
+         * its claim before it serves, so the bound holds even when two processes are told to own one log at once.
+         * Reads on a busy or recently checked log cost nothing extra. Default
          * {@link Duration#ZERO}: off (the embedded engine relies on {@link #ownershipCheckInterval}).
          *
          * @param lease not negative; zero (off) or at least 10 ms

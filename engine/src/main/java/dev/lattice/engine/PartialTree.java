@@ -38,7 +38,9 @@ public interface PartialTree extends Tree {
 
     /**
      * Hosts a partition: claims its log (fencing any other writer), reconciles it, loads its latest checkpoint or
-     * manifest and replays the log after it. Blocks until done (about what opening a one-partition tree costs).
+     * manifest and replays the log after it; with a read lease ({@link LatticeConfig.Builder#readLease}) it then
+     * waits until the lease has passed since the claim, so no earlier owner can still serve a read from before this
+     * owner's writes. Blocks until done (about what opening a one-partition tree costs, plus the lease).
      * A no-op when the partition is hosted already.
      *
      * @param partition {@code 0..partitions()-1}

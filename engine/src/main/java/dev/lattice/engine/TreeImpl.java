@@ -1036,8 +1036,10 @@ final class TreeImpl implements PartialTree {
             if (pipelines[partition] != null) {
                 return;
             }
+            long claimed = System.nanoTime(); // the claim comes first in the replay
             LogPipeline[] opened = replayAll(new int[] {partition});
             finishOpen(opened);
+            awaitEarlierLeases(claimed, opened);
             pipelines[partition] = opened[0];
             rebuildHosted();
         }
@@ -1130,6 +1132,30 @@ final class TreeImpl implements PartialTree {
     public Map<String, LogId> pendingAtomicWrites(int partition) {
         java.util.Objects.checkIndex(partition, pipelines.length);
         return cluster.pending(hostedPipeline(partition));
+    }
+
+    /**
+     * With a read lease, a new owner serves nothing until the lease has passed since its claim: an earlier owner that
+     * did not notice the claim serves reads only within the lease of a fenced call that succeeded before the claim,
+     * so once this owner's first write is acknowledged no earlier owner can still answer from before it, however the
+     * cluster came to assign the log twice.
+     */
+    private void awaitEarlierLeases(long claimedNanos, LogPipeline[] opened) {
+        long lease = ctx.config.readLease.toNanos();
+        long left = claimedNanos + lease - System.nanoTime();
+        if (lease > 0 && left > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                for (LogPipeline lp : opened) {
+                    lp.beginClose();
+                    lp.state.releaseBudget();
+                }
+                throw new LatticeException("interrupted while waiting out the read lease of " + name + "'s earlier"
+                        + " owner", e);
+            }
+        }
     }
 
     private final Object hosting = new Object();
