@@ -194,13 +194,10 @@ final class AtomicCoordinator {
             if (recorded.isPresent()) {
                 return CompletableFuture.completedFuture(recorded.get());
             }
-            return tree.decideAtomic(partition, txnId, false, List.of(), 0).handle((v, e) -> {
-                if (e == null) {
-                    return new AtomicDecision(false, 0);
-                }
-                // a commit landed first (the first decision wins): read it
-                return tree.atomicDecision(partition, txnId).orElseThrow(() -> new CompletionException(cause(e)));
-            });
+            return tree.decideAtomic(partition, txnId, false, List.of(), 0).handle((v, e) ->
+                    // whichever decision was applied first is the answer (a commit may have landed meanwhile)
+                    tree.atomicDecision(partition, txnId).orElseThrow(() -> new CompletionException(
+                            e == null ? new IllegalStateException("no decision recorded for " + txnId) : cause(e))));
         }).thenApply(d -> Response.ok(d.version(), d.committed()));
     }
 

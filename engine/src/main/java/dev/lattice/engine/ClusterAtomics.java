@@ -118,6 +118,12 @@ final class ClusterAtomics {
         } : null);
         lp.submit(d);
         return d.future.thenCompose(r -> {
+            PartitionState.Decision recorded = lp.state.decisions.get(txnId);
+            if (recorded != null && recorded.commit != commit) {
+                // another decision of this write was applied first (the first decision wins): report it
+                throw new IllegalStateException("atomic write " + txnId + " is already decided "
+                        + (recorded.commit ? "committed" : "aborted") + " in " + lp.log);
+            }
             long version = commit ? (Long) r : 0;
             if (t != null) {
                 lp.clusterTxns.remove(txnId, t);
