@@ -38,6 +38,8 @@ import java.util.stream.StreamSupport;
 public final class LatticeCluster implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LatticeCluster.class);
+    /** The module's Pekko defaults (cluster provider, serializer, split brain resolver, sharding settings). */
+    static final String DEFAULTS = "lattice-cluster-defaults.conf";
     /** The Pekko role of nodes that host logs. */
     public static final String HOST_ROLE = "lattice-host";
     static final EntityTypeKey<EntityMessage> LOG_ENTITY = EntityTypeKey.create(EntityMessage.class, "lattice-log");
@@ -53,7 +55,9 @@ public final class LatticeCluster implements AutoCloseable {
 
     private LatticeCluster(LatticeClusterConfig config) {
         this.config = config;
-        Config pekko = config.pekko().withFallback(ConfigFactory.load());
+        Config pekko = config.pekko()
+                .withFallback(ConfigFactory.parseResources(LatticeCluster.class.getClassLoader(), DEFAULTS))
+                .withFallback(ConfigFactory.load());
         if (config.hosting()) {
             List<String> roles = new java.util.ArrayList<>(pekko.getStringList("pekko.cluster.roles"));
             if (!roles.contains(HOST_ROLE)) {

@@ -75,7 +75,7 @@ public final class LatticeClusterConfig {
             b.releaseTimeout(c.getDuration("release-timeout"));
         }
         if (config.hasPath("pekko")) {
-            b.pekko(config.withOnlyPath("pekko"));
+            b.pekko(withoutReferenceDefaults(config.withOnlyPath("pekko")));
         }
         if (c.hasPath("tls.key-store")) {
             Config t = c.getConfig("tls");
@@ -90,6 +90,23 @@ public final class LatticeClusterConfig {
             b.tls(tls);
         }
         return b;
+    }
+
+    /**
+     * The settings of {@code pekko} that are not Pekko's own reference defaults (a loaded configuration holds them
+     * all; passed on as they are they would override this module's defaults, e.g. the cluster actor provider).
+     */
+    private static Config withoutReferenceDefaults(Config pekko) {
+        Config reference = ConfigFactory.defaultReference();
+        Config out = ConfigFactory.empty();
+        for (java.util.Map.Entry<String, com.typesafe.config.ConfigValue> e : pekko.entrySet()) {
+            String path = e.getKey();
+            if (!reference.hasPath(path) || !java.util.Objects.equals(reference.getValue(path).unwrapped(),
+                    e.getValue().unwrapped())) {
+                out = out.withValue(path, e.getValue());
+            }
+        }
+        return out;
     }
 
     /** @return a builder with the defaults */
@@ -180,7 +197,7 @@ public final class LatticeClusterConfig {
         }
 
         /**
-         * Pekko settings of this node, over this module's {@code reference.conf}: at least
+         * Pekko settings of this node, over this module's defaults ({@code lattice-cluster-defaults.conf}): at least
          * {@code pekko.remote.artery.canonical.hostname/port} and {@code pekko.cluster.seed-nodes}; TLS under
          * {@code pekko.remote.artery.ssl} (see docs/cluster.md).
          *

@@ -24,7 +24,7 @@ import java.util.List;
  * ignores bytes after the fields it knows; so a node of version N reads messages of N+1 (without their new fields)
  * and N+1 reads N (with the new fields at their defaults).
  *
- * <p>Bound in this module's {@code reference.conf}. Thread-safe.
+ * <p>Bound in this module's {@code lattice-cluster-defaults.conf}. Thread-safe.
  */
 public final class LatticeSerializer extends SerializerWithStringManifest {
 
