@@ -97,7 +97,8 @@ public final class LatticeClusterConfig {
      * all; passed on as they are they would override this module's defaults, e.g. the cluster actor provider).
      */
     private static Config withoutReferenceDefaults(Config pekko) {
-        Config reference = ConfigFactory.defaultReference();
+        Config reference = ConfigFactory.parseResources(LatticeClusterConfig.class.getClassLoader(), "reference.conf")
+                .resolve(); // without system properties (defaultReference() has them as overrides)
         Config out = ConfigFactory.empty();
         for (java.util.Map.Entry<String, com.typesafe.config.ConfigValue> e : pekko.entrySet()) {
             String path = e.getKey();
