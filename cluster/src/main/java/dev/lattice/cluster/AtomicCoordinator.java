@@ -39,6 +39,8 @@ import java.util.concurrent.TimeUnit;
 final class AtomicCoordinator {
 
     private static final Logger LOG = LoggerFactory.getLogger(AtomicCoordinator.class);
+    /** Diagnostics of each step (debug level; off by default). */
+    private static final Logger TRACE = LoggerFactory.getLogger("dev.lattice.cluster.trace");
 
     private final NodeServices node;
     /** Writes this node is coordinating, until decided. */
@@ -84,6 +86,7 @@ final class AtomicCoordinator {
         for (int p : order) {
             chain = chain.thenCompose(x -> prepare(tree, coordinator, txnId, p, parts.get(p))
                     .thenAccept(f -> {
+                        TRACE.debug("coordinator {}: {} prepared in {} (floor {})", coordinator, txnId, p, f);
                         prepared.add(p);
                         floor[0] = Math.max(floor[0], f);
                     }));
@@ -107,6 +110,7 @@ final class AtomicCoordinator {
                     outcome.completeExceptionally(cause(e));
                     throw new CompletionException(cause(e));
                 }
+                TRACE.debug("coordinator {}: {} committed at {}", coordinator, txnId, version);
                 outcome.complete(new AtomicDecision(true, version));
                 inFlight.remove(txnId, outcome);
                 for (LogId other : others) {
@@ -208,7 +212,11 @@ final class AtomicCoordinator {
             LogId c = e.getValue();
             node.router().send(new LogAddress(c.tree(), c.partition()), Op.DECISION,
                             r -> new Request(Op.DECISION, txnId, null, null, 0, false, null, null, r))
-                    .thenCompose(r -> tree.resolveAtomic(partition, txnId, r.flag(), r.number()))
+                    .thenCompose(r -> {
+                        TRACE.debug("{}/{}: pending {} asked {}: {} {}", tree.name(), partition, txnId, c, r.flag(),
+                                r.number());
+                        return tree.resolveAtomic(partition, txnId, r.flag(), r.number());
+                    })
                     .whenComplete((x, err) -> {
                         if (err != null) {
                             LOG.info("atomic write {} pending in {}/{}: asking {} failed ({}); asked again on the next"

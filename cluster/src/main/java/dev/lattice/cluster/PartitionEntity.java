@@ -43,6 +43,9 @@ final class PartitionEntity {
     private record Released(boolean drained) implements EntityMessage, NoSerializationVerificationNeeded {
     }
 
+    /** Diagnostics of the atomic-write steps and reads (debug level; off by default). */
+    private static final org.slf4j.Logger TRACE = org.slf4j.LoggerFactory.getLogger("dev.lattice.cluster.trace");
+
     private final ActorContext<EntityMessage> ctx;
     private final NodeServices node;
     private final String entityId;
@@ -171,6 +174,9 @@ final class PartitionEntity {
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
+        if (TRACE.isDebugEnabled()) {
+            answer = traced(q, answer);
+        }
         answer.whenComplete((r, err) -> {
             if (err != null) {
                 Throwable c = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
@@ -185,6 +191,22 @@ final class PartitionEntity {
                 q.replyTo().tell(r);
             }
         });
+    }
+
+    private CompletionStage<Response> traced(Request q, CompletionStage<Response> answer) {
+        boolean atomic = q.op() == Op.PREPARE || q.op() == Op.RESOLVE || q.op() == Op.DECISION
+                || q.op() == Op.ATOMIC_COMMIT;
+        boolean wideRead = q.op() == Op.GET && q.key() != null && q.key().startsWith("w-");
+        if (!atomic && !wideRead) {
+            return answer;
+        }
+        long t0 = System.currentTimeMillis();
+        int hosting = System.identityHashCode(this);
+        return answer.whenComplete((r, err) -> TRACE.debug("{}@{} {} {} from {} -> {}", entityId,
+                Integer.toHexString(hosting), q.op(), q.key(), t0,
+                err != null ? err.toString() : r.ok() ? "ok " + r.number() + " " + r.flag()
+                        + (wideRead && r.versions() != null && r.versions().length > 0 ? " v" + r.versions()[0] : "")
+                        : "error " + r));
     }
 
     private CompletionStage<Response> answer(Request q) {

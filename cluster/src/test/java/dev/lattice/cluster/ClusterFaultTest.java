@@ -163,6 +163,9 @@ class ClusterFaultTest {
                     + " writes acknowledged (all checked below)");
         }
         System.out.println("[cluster-fault] " + String.join("; ", report) + "; " + check.summary());
+        if (!check.violations.isEmpty() || !check.wideAnomalies.isEmpty()) {
+            keepEvidence(dir);
+        }
         assertThat(check.writes.values().stream().filter(w -> w.outcome().equals("OK")).count())
                 .as("acknowledged writes").isGreaterThan(100);
         assertThat(check.reads).as("reads").hasSizeGreaterThan(100);
@@ -176,6 +179,20 @@ class ClusterFaultTest {
         if (Boolean.getBoolean("lattice.cluster.strictWide")) {
             assertThat(check.wideAnomalies).as("partial visibility of multi-partition atomic writes").isEmpty();
         }
+    }
+
+    /** Copies the nodes' logs and histories to target/ (the temporary directory is deleted after the test). */
+    private static void keepEvidence(Path dir) throws java.io.IOException {
+        Path keep = Path.of("target", "cluster-fault-evidence-" + System.currentTimeMillis());
+        Files.createDirectories(keep);
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (Files.isRegularFile(f)) {
+                    Files.copy(f, keep.resolve(f.getFileName()));
+                }
+            }
+        }
+        System.out.println("[cluster-fault] logs and histories kept in " + keep.toAbsolutePath());
     }
 
     private static List<String> wideKeys(String uri) {

@@ -73,7 +73,7 @@ final class HistoryCheck {
                     }
                 }
                 case "M" -> {
-                    if (f.length == 7) {
+                    if (f.length == 7 || f.length == 13) { // values and versions, then each read's start and end
                         wideReads.add(f);
                     }
                 }

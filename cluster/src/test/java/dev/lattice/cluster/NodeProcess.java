@@ -55,6 +55,9 @@ final class NodeProcess {
         cmd.add("-Dlattice.test.history=" + history);
         cmd.add("-Dlattice.test.stop=" + stop);
         cmd.add("-Dlattice.test.members=" + members);
+        if (Boolean.getBoolean("lattice.cluster.trace")) {
+            cmd.add("-Dorg.slf4j.simpleLogger.log.dev.lattice.cluster.trace=debug");
+        }
         cmd.add(WorkloadNode.class.getName());
         try {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();

@@ -34,7 +34,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>History lines (tab-separated, times in microseconds since the epoch from {@link Instant#now()}):
  * {@code S id kind key partition start value} before a write; {@code E id outcome end version} after it (outcome
  * OK, NOTAPPLIED for a failed condition, FAIL for a definite failure, UNKNOWN); {@code R key partition start end
- * version value} for a successful read; {@code G start end v1 v2 v3} for a read of the atomic group.
+ * version value} for a successful read; {@code G start end v1 v2 v3} for a read of the atomic group;
+ * {@code M v1 version1 v2 version2 v3 version3 start1 end1 start2 end2 start3 end3} for the wide group's keys read one
+ * after the other.
  */
 public final class WorkloadNode {
 
@@ -133,12 +135,15 @@ public final class WorkloadNode {
                 } else if (dice < 76) {
                     // the wide group's keys one after the other: a later read never goes back past an earlier one
                     StringBuilder line = new StringBuilder("M");
+                    StringBuilder times = new StringBuilder();
                     for (String w : wide) {
+                        long start = now();
                         Optional<Versioned> v = tree.getVersioned(w);
+                        times.append('\t').append(start).append('\t').append(now());
                         line.append('\t').append(v.map(x -> new String(x.value(), StandardCharsets.UTF_8)).orElse("-"))
                                 .append('\t').append(v.map(Versioned::version).orElse(0L));
                     }
-                    write(out, line.toString());
+                    write(out, line.append(times).toString());
                 } else if (dice < 80) {
                     long start = now();
                     Map<String, byte[]> got = tree.getAll(group);

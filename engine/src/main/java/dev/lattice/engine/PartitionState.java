@@ -527,7 +527,9 @@ final class PartitionState {
      * Durable only through a RESOLVE entry (or the decision its coordinator log keeps until then).
      */
     void resolve(String id, boolean commit, long version) {
-        Unresolved u = unresolved.remove(id);
+        // the write leaves `unresolved` only after its outcome is in its Txn: a partial tree's reader that stops
+        // waiting when the write is gone from here must then see it published (or aborted), never still pending
+        Unresolved u = unresolved.get(id);
         if (u == null) {
             return;
         }
@@ -556,6 +558,7 @@ final class PartitionState {
                 }
             }
         }
+        unresolved.remove(id, u);
     }
 
     /** Removes the node of an aborted write from a key's chain. */

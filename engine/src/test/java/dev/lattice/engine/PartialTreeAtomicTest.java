@@ -72,6 +72,51 @@ class PartialTreeAtomicTest {
         }
     }
 
+    /**
+     * A reader waiting for a write's outcome must not stop waiting before the outcome is visible: the resolve used
+     * to drop the write from the pending set before publishing it, so a reader that looked in between answered
+     * from before a committed write (seen in ClusterFaultTest as a wide-group read going back). The test holds the
+     * engine's publication monitor while the resolve runs, which widens that gap to as long as it likes.
+     */
+    @Test
+    void aWaitingReaderNeverAnswersBetweenTheResolveAndItsPublication() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)));
+             Lattice b = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)))) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            tb.put(k1, b("old1"));
+            LogId coord = new LogId("t", 0);
+            long f0 = ta.prepareAtomic(0, "x9", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("new0"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            long f1 = tb.prepareAtomic(1, "x9", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("new1"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            long version = ta.decideAtomic(0, "x9", true, List.of(new LogId("t", 1)), Math.max(f0, f1))
+                    .get(5, TimeUnit.SECONDS);
+            Visibility publication = ((TreeImpl) tb).context().atomics.visibility;
+            CompletableFuture<java.util.Optional<Versioned>> read;
+            CompletableFuture<Void> resolved;
+            synchronized (publication) {
+                read = CompletableFuture.supplyAsync(() -> tb.getVersioned(k1));
+                Thread.sleep(100);
+                assertThat(read).as("the read waits for the outcome").isNotDone();
+                // on another thread: a lone write may run its steps on the calling thread, which holds the monitor
+                resolved = CompletableFuture.supplyAsync(() -> tb.resolveAtomic(1, "x9", true, version))
+                        .thenCompose(f -> f);
+                Thread.sleep(300); // the resolve's apply now waits for the monitor, in the middle of resolving
+                assertThat(read).as("the read still waits while the resolve is half-way").isNotDone();
+            }
+            resolved.get(5, TimeUnit.SECONDS);
+            Versioned seen = read.get(5, TimeUnit.SECONDS).orElseThrow();
+            assertThat(EngineBasicsTest.s(seen.value())).isEqualTo("new1");
+            assertThat(seen.version()).isEqualTo(version);
+        }
+    }
+
     @Test
     void aFailedPreconditionPreparesNothingAndAnAbortUndoesTheOthers() throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
