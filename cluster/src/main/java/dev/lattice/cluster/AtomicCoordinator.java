@@ -20,11 +20,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The cluster's side of multi-partition atomic writes: the engine's WAL protocol (PREPARE in every participant, the
+ * The cluster's side of atomic writes over several logs (partitions of one tree or of several): the engine's WAL protocol (PREPARE in every participant, the
  * DECISION in the coordinator log, RESOLVE in the others) with its steps as messages between the logs' entities.
  * <ol>
- *   <li>the client sends the whole write to the entity of its lowest partition, the coordinator;</li>
- *   <li>the coordinator prepares the parts one by one in partition order (so two writes never wait on each other's
+ *   <li>the client sends the whole write to the entity of its lowest log (by tree name, then partition), the
+ *       coordinator;</li>
+ *   <li>the coordinator prepares the parts one by one in that order (so two writes never wait on each other's
  *       locks in a cycle), its own part locally, the others by {@link Op#PREPARE};</li>
  *   <li>when all are prepared it records the decision in its log (the commit point) and answers the client;</li>
  *   <li>it sends {@link Op#RESOLVE} to the other participants (retried), which makes their parts visible.</li>
@@ -55,46 +56,49 @@ final class AtomicCoordinator {
         return UUID.randomUUID().toString().replace("-", "");
     }
 
-    /** Coordinates {@code q} (an {@link Op#ATOMIC_COMMIT}) from the coordinator partition's entity. */
+    /**
+     * Coordinates {@code q} (an {@link Op#ATOMIC_COMMIT}, or {@link Op#ATOMIC_COMMIT_TREES} whose parts name their
+     * trees) from the entity of its lowest log.
+     */
     CompletableFuture<Response> commit(PartialTree tree, int coordinatorPartition, Request q) {
         String txnId = q.key();
-        TreeMap<Integer, List<AtomicOp>> parts = new TreeMap<>();
+        LogId coordinator = new LogId(tree.name(), coordinatorPartition);
+        TreeMap<LogId, List<AtomicOp>> parts = new TreeMap<>(ClusterAtomicWrite.LOG_ORDER);
         for (int i = 0; i < q.keys().size(); i++) {
             AtomicOp.Kind kind = AtomicOp.Kind.values()[q.kinds()[i]];
             AtomicOp op = new AtomicOp(kind, q.keys().get(i), q.values().get(i), q.numbers()[i]);
+            String name = q.trees() == null ? tree.name() : q.trees().get(i);
+            PartialTree of = name.equals(tree.name()) ? tree : node.tree(name);
             if (kind == AtomicOp.Kind.DELETE_RANGE) {
-                for (int p = 0; p < tree.partitions(); p++) {
-                    parts.computeIfAbsent(p, x -> new ArrayList<>()).add(op);
+                for (int p = 0; p < of.partitions(); p++) {
+                    parts.computeIfAbsent(new LogId(name, p), x -> new ArrayList<>()).add(op);
                 }
             } else {
-                parts.computeIfAbsent(tree.partitionOf(op.key()), x -> new ArrayList<>()).add(op);
+                parts.computeIfAbsent(new LogId(name, of.partitionOf(op.key())), x -> new ArrayList<>()).add(op);
             }
         }
-        if (parts.firstKey() != coordinatorPartition) {
-            throw new IllegalArgumentException("atomic write " + txnId + " was sent to partition " + coordinatorPartition
-                    + ", not to its lowest partition " + parts.firstKey());
+        if (!parts.firstKey().equals(coordinator)) {
+            throw new IllegalArgumentException("atomic write " + txnId + " was sent to " + coordinator
+                    + ", not to its lowest log " + parts.firstKey());
         }
-        LogId coordinator = new LogId(tree.name(), coordinatorPartition);
         CompletableFuture<AtomicDecision> outcome = new CompletableFuture<>();
         if (inFlight.putIfAbsent(txnId, outcome) != null) {
             throw new IllegalStateException("atomic write " + txnId + " is already being committed");
         }
-        List<Integer> order = new ArrayList<>(parts.keySet());
-        List<Integer> prepared = new ArrayList<>();
+        List<LogId> order = new ArrayList<>(parts.keySet());
         long[] floor = {0};
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (int p : order) {
+        for (LogId p : order) {
             chain = chain.thenCompose(x -> prepare(tree, coordinator, txnId, p, parts.get(p))
                     .thenAccept(f -> {
                         TRACE.debug("coordinator {}: {} prepared in {} (floor {})", coordinator, txnId, p, f);
-                        prepared.add(p);
                         floor[0] = Math.max(floor[0], f);
                     }));
         }
         List<LogId> others = new ArrayList<>();
-        for (int p : order) {
-            if (p != coordinatorPartition) {
-                others.add(new LogId(tree.name(), p));
+        for (LogId p : order) {
+            if (!p.equals(coordinator)) {
+                others.add(p);
             }
         }
         return chain.handle((ok, err) -> err).thenCompose(err -> {
@@ -121,10 +125,10 @@ final class AtomicCoordinator {
         });
     }
 
-    private CompletableFuture<Long> prepare(PartialTree tree, LogId coordinator, String txnId, int partition,
+    private CompletableFuture<Long> prepare(PartialTree tree, LogId coordinator, String txnId, LogId log,
                                             List<AtomicOp> ops) {
-        if (partition == coordinator.partition()) {
-            return tree.prepareAtomic(partition, txnId, coordinator, ops);
+        if (log.equals(coordinator)) {
+            return tree.prepareAtomic(log.partition(), txnId, coordinator, ops);
         }
         List<String> keys = new ArrayList<>(ops.size());
         List<byte[]> values = new ArrayList<>(ops.size());
@@ -138,13 +142,13 @@ final class AtomicCoordinator {
             numbers[i] = op.number();
         }
         String coordinatorId = new LogAddress(coordinator.tree(), coordinator.partition()).entityId();
-        return node.router().send(new LogAddress(tree.name(), partition), Op.PREPARE,
+        return node.router().send(new LogAddress(log.tree(), log.partition()), Op.PREPARE,
                 r -> new Request(Op.PREPARE, txnId, coordinatorId, null, 0, false, keys, values, r, kinds, numbers))
                 .thenApply(Response::number);
     }
 
     /** Records the abort, then undoes every part that may have been prepared (a lost prepare answer included). */
-    private CompletableFuture<Void> abort(PartialTree tree, int coordinatorPartition, String txnId, List<Integer> parts,
+    private CompletableFuture<Void> abort(PartialTree tree, int coordinatorPartition, String txnId, List<LogId> parts,
                                          CompletableFuture<AtomicDecision> outcome) {
         return tree.decideAtomic(coordinatorPartition, txnId, false, List.of(), 0).handle((v, e) -> {
             inFlight.remove(txnId, outcome);
@@ -155,9 +159,9 @@ final class AtomicCoordinator {
                 return null;
             }
             outcome.complete(new AtomicDecision(false, 0));
-            for (int p : parts) {
-                if (p != coordinatorPartition) {
-                    resolve(tree, coordinatorPartition, txnId, new LogId(tree.name(), p), false, 0, 0);
+            for (LogId p : parts) {
+                if (!p.equals(new LogId(tree.name(), coordinatorPartition))) {
+                    resolve(tree, coordinatorPartition, txnId, p, false, 0, 0);
                 }
             }
             return null;

@@ -54,7 +54,7 @@ final class ClusterTree implements Tree {
     }
 
     /** @throws IllegalArgumentException if the value cannot travel in one cluster message */
-    private byte[] checkValue(byte[] value) {
+    byte[] checkValue(byte[] value) {
         Objects.requireNonNull(value, "value");
         if (value.length > maxValueBytes()) {
             throw new IllegalArgumentException("value is " + value.length + " bytes, more than the limit of "
@@ -76,6 +76,33 @@ final class ClusterTree implements Tree {
                     + " than one cluster message carries (" + messageBudget + " bytes, below"
                     + " pekko.remote.artery.advanced.maximum-frame-size)");
         }
+    }
+
+    /**
+     * Checks a key before it is sent (the owner checks it again).
+     *
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException if it is empty or longer than the tree's key limit
+     */
+    void checkKey(String key) {
+        Objects.requireNonNull(key, "key");
+        if (key.isEmpty() || key.length() > meta.maxKeyBytes()) {
+            throw new IllegalArgumentException("key must be 1.." + meta.maxKeyBytes() + " UTF-8 bytes, got "
+                    + key.length() + " characters");
+        }
+    }
+
+    /** @return the partition of {@code key} by the tree's stored hash */
+    int partitionOf(String key) {
+        return meta.partitionOf(key);
+    }
+
+    Router router() {
+        return router;
+    }
+
+    long messageBudget() {
+        return messageBudget;
     }
 
     private LogAddress logOf(String key) {
@@ -157,7 +184,7 @@ final class ClusterTree implements Tree {
                 .thenApply(Response::number);
     }
 
-    private static long ttlMillis(Duration ttl) {
+    static long ttlMillis(Duration ttl) {
         Objects.requireNonNull(ttl, "ttl");
         if (ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("ttl must be positive, got " + ttl);
@@ -364,10 +391,14 @@ final class ClusterTree implements Tree {
                 router.operationTimeout())).number();
     }
 
+    /**
+     * An atomic write bound to this tree, which may also write other trees of the cluster ({@link ClusterAtomicWrite}).
+     *
+     * @return a new builder
+     */
     @Override
     public AtomicWrite atomic() {
-        throw new UnsupportedOperationException("cross-tree atomic writes are not served through the cluster yet"
-                + " (issue 19); use putAllAtomic with keys of one partition");
+        return new ClusterAtomicWrite(router, this);
     }
 
     /** Deletes the range atomically in every partition (one atomic write with a range tombstone per partition). */

@@ -143,6 +143,21 @@ public final class LatticeCluster implements AutoCloseable {
                 services.messageBudget());
     }
 
+    /**
+     * An atomic write over trees of this cluster, not bound to one (pass the tree to each call, e.g.
+     * {@code cluster.atomic().put(orders, k1, v1).put(stock, k2, v2).commit()}). Trees come from {@link #tree}; the
+     * write is coordinated by the entity of the lowest log it touches, wherever that runs. The embedded builder's
+     * guarantees hold (all or nothing, one version, no partial visibility to point reads); idempotency keys are not
+     * served through the cluster yet ({@link UnsupportedOperationException}). {@code commit()} waits at most the
+     * operation timeout and throws what the embedded builder throws, plus
+     * {@link dev.lattice.engine.WriteOutcomeUnknownException} when the coordinator's answer is lost.
+     *
+     * @return a new builder (not thread-safe; committed once)
+     */
+    public dev.lattice.engine.AtomicWrite atomic() {
+        return new ClusterAtomicWrite(router, null);
+    }
+
     /** @return the number of members that are up, as this node sees them */
     public int upMembers() {
         return (int) StreamSupport.stream(Cluster.get(system).state().getMembers().spliterator(), false)

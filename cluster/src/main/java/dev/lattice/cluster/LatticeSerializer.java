@@ -129,6 +129,7 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         writeString(out, resolver().toSerializationFormat(r.replyTo()));
         writeBytes(out, r.kinds());
         writeLongs(out, r.numbers());
+        writeStrings(out, r.trees()); // added after format 1's first release: absent in older senders' messages
     }
 
     private Request readRequest(DataInputStream in) throws IOException {
@@ -143,7 +144,8 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         ActorRef<Response> replyTo = resolver().resolveActorRef(readString(in));
         byte[] kinds = readBytes(in);
         long[] numbers = readLongs(in);
-        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers);
+        List<String> trees = in.available() > 0 ? readStrings(in) : null;
+        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, trees);
     }
 
     private static void writeResponse(DataOutputStream out, Response r) throws IOException {

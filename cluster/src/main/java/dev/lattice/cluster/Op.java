@@ -14,7 +14,12 @@ enum Op {
     /** Coordinator to participant: the outcome. */
     RESOLVE(14),
     /** Participant to coordinator: what was decided (records an abort when nothing was and nothing is in flight). */
-    DECISION(15);
+    DECISION(15),
+    /**
+     * An atomic write over several trees (its parts name their trees), sent to its coordinator log's entity; a code
+     * of its own so that a node of the previous version refuses it instead of taking every part for its own tree.
+     */
+    ATOMIC_COMMIT_TREES(16);
 
     final int code;
 

@@ -195,7 +195,7 @@ final class PartitionEntity {
 
     private CompletionStage<Response> traced(Request q, CompletionStage<Response> answer) {
         boolean atomic = q.op() == Op.PREPARE || q.op() == Op.RESOLVE || q.op() == Op.DECISION
-                || q.op() == Op.ATOMIC_COMMIT;
+                || q.op() == Op.ATOMIC_COMMIT || q.op() == Op.ATOMIC_COMMIT_TREES;
         boolean wideRead = q.op() == Op.GET && q.key() != null && q.key().startsWith("w-");
         if (!atomic && !wideRead) {
             return answer;
@@ -230,6 +230,7 @@ final class PartitionEntity {
             case PUT_ALL:
                 return t.putAllAsync(entries(q)).thenApply(v -> Response.ok(0, true));
             case ATOMIC_COMMIT:
+            case ATOMIC_COMMIT_TREES:
                 return node.atomics().commit(t, partition, q);
             case PREPARE: {
                 List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>(q.keys().size());

@@ -27,6 +27,30 @@ class ClusterFaultTest {
 
     private final List<NodeProcess> all = new ArrayList<>();
 
+    /** A hand-off to measure: the partitions {@code node} logged {@code marker} for from {@code from} on. */
+    private static final class HandOff {
+        final String what;
+        final NodeProcess node;
+        final String marker;
+        final long from;
+        long to = Long.MAX_VALUE;
+
+        HandOff(String what, NodeProcess node, String marker) {
+            this.what = what;
+            this.node = node;
+            this.marker = marker;
+            this.from = System.currentTimeMillis() * 1000;
+        }
+    }
+
+    /** The next fault starts: hand-offs measured so far end here (later ones are that fault's). */
+    private static void closeWindows(List<HandOff> handOffs) {
+        long now = System.currentTimeMillis() * 1000;
+        for (HandOff h : handOffs) {
+            h.to = Math.min(h.to, now);
+        }
+    }
+
     @AfterEach
     void cleanUp() {
         for (NodeProcess n : all) {
@@ -83,19 +107,23 @@ class ClusterFaultTest {
         List<String> report = new ArrayList<>();
         List<Object[]> zombies = new ArrayList<>();
         List<Object[]> kills = new ArrayList<>();
+        List<HandOff> handOffs = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             Thread.sleep(6_000);
             NodeProcess killed = live.remove(live.size() - 1);
+            closeWindows(handOffs);
             killed.signal("KILL");
             report.add("round " + round + ": SIGKILL " + killed.name);
             kills.add(new Object[] {killed, killed.stoppedAtMillis * 1000});
             Thread.sleep(12_000);
             NodeProcess joined = join("n" + next++, uri, live, dir, stop);
+            handOffs.add(new HandOff("join of " + joined.name, joined, "hosted"));
             awaitUp(joined);
             live.add(joined);
             Thread.sleep(5_000);
 
             NodeProcess frozen = live.remove(0);
+            closeWindows(handOffs);
             frozen.signal("STOP");
             Thread.sleep(14_000); // past the failure detector (2 s) and stable-after (4 s): the others down it
             long resumedMicros = System.currentTimeMillis() * 1000;
@@ -105,11 +133,14 @@ class ClusterFaultTest {
             assertThat(code).as(frozen.name + " resumed after being downed must exit\n" + frozen.tail()).isNotNull();
             report.add("round " + round + ": SIGSTOP/SIGCONT " + frozen.name + " exited " + code);
             NodeProcess joined2 = join("n" + next++, uri, live, dir, stop);
+            handOffs.add(new HandOff("join of " + joined2.name, joined2, "hosted"));
             awaitUp(joined2);
             live.add(joined2);
             Thread.sleep(5_000);
 
             NodeProcess leaving = live.remove(0);
+            closeWindows(handOffs);
+            handOffs.add(new HandOff("graceful leave of " + leaving.name, leaving, "releasing (hand-off)"));
             leaving.signal("TERM");
             Integer left = leaving.awaitExit(60_000);
             // a JVM ended by SIGTERM exits with 143 after its shutdown hooks (Pekko's leave and hand-off) ran
@@ -118,10 +149,12 @@ class ClusterFaultTest {
                     .doesNotContain("ClusterDowning");
             report.add("round " + round + ": SIGTERM " + leaving.name + " exited " + left);
             NodeProcess joined3 = join("n" + next++, uri, live, dir, stop);
+            handOffs.add(new HandOff("join of " + joined3.name, joined3, "hosted"));
             awaitUp(joined3);
             live.add(joined3);
             Thread.sleep(4_000);
         }
+        closeWindows(handOffs);
         Files.writeString(stop, "stop");
         for (NodeProcess n : live) {
             assertThat(n.awaitLog("WORKLOAD-DONE", 60_000)).as(n.name + "\n" + n.tail()).isTrue();
@@ -151,6 +184,10 @@ class ClusterFaultTest {
         }
         for (Object[] k : kills) {
             report.add(failover(check, (NodeProcess) k[0], (Long) k[1]));
+        }
+        for (HandOff h : handOffs) {
+            report.add("write pause per partition handed off on the " + h.what + ": "
+                    + HandOffPauses.summary(HandOffPauses.pauses(check, h.node.log, h.marker, h.from, h.to)));
         }
         for (Object[] z : zombies) {
             HistoryCheck own = new HistoryCheck();

@@ -215,4 +215,64 @@ class ClusterInProcessTest {
         }
         assertThat(first).hasSize(expected.size() + 31);
     }
+
+    @Test
+    void crossTreeAtomicWritesAreWholeWithOneVersionOnEveryNode() {
+        startThree(TestCluster.freshPostgresUri());
+        Tree orders = nodes.get(0).tree("orders", TreeOptions.partitions(6));
+        Tree stock = nodes.get(0).tree("stock", TreeOptions.partitions(4));
+        stock.put("s-1", b("10"));
+        long s2 = stock.put("s-2", b("20"));
+        // unbound: every call names its tree; the parts span both trees and several nodes
+        dev.lattice.engine.AtomicResult r = nodes.get(1).atomic()
+                .put(nodes.get(1).tree("orders"), "o-1", b("order1"))
+                .put(nodes.get(1).tree("orders"), "o-2", b("order2"))
+                .put(nodes.get(1).tree("stock"), "s-1", b("9"))
+                .expectVersion(nodes.get(1).tree("stock"), "s-2", s2)
+                .commit();
+        assertThat(r.version()).isPositive();
+        assertThat(r.keys()).isEqualTo(4);
+        assertThat(r.logs()).isGreaterThanOrEqualTo(2);
+        for (LatticeCluster n : nodes) {
+            for (String k : List.of("o-1", "o-2")) {
+                Versioned v = n.tree("orders").getVersioned(k).orElseThrow();
+                assertThat(v.version()).as(k).isEqualTo(r.version());
+            }
+            Versioned s1 = n.tree("stock").getVersioned("s-1").orElseThrow();
+            assertThat(s(s1.value())).isEqualTo("9");
+            assertThat(s1.version()).isEqualTo(r.version());
+            assertThat(n.tree("stock").getVersioned("s-2").orElseThrow().version()).isEqualTo(s2);
+        }
+        // bound to orders, writing stock too; a failed precondition in one tree writes nothing in either
+        Tree ordersVia2 = nodes.get(2).tree("orders");
+        Tree stockVia2 = nodes.get(2).tree("stock");
+        assertThatThrownBy(() -> ordersVia2.atomic().put("o-3", b("order3")).put(stock, "s-1", b("8")))
+                .as("a tree of another node's client").isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ordersVia2.atomic().put("o-3", b("order3")).put(stockVia2, "s-1", b("8"))
+                .expectVersion(stockVia2, "s-2", s2 + 1).commit())
+                .isInstanceOf(dev.lattice.engine.PreconditionFailedException.class);
+        assertThat(orders.get("o-3")).isEmpty();
+        assertThat(stock.get("s-1").map(ClusterInProcessTest::s)).hasValue("9");
+        // deletes and a range delete across trees, with expectAbsent
+        long v2 = ordersVia2.atomic().delete("o-1").deleteRange(stockVia2, "s-", "s-~").expectAbsent("o-7")
+                .put("o-7", b("order7")).commit().version();
+        for (LatticeCluster n : nodes) {
+            assertThat(n.tree("orders").exists("o-1")).isFalse();
+            assertThat(n.tree("stock").count()).isZero();
+            assertThat(n.tree("orders").getVersioned("o-7").orElseThrow().version()).isEqualTo(v2);
+        }
+        assertThat(orders.get("o-2").map(ClusterInProcessTest::s)).hasValue("order2");
+        // what the builder refuses, before anything is sent
+        assertThatThrownBy(() -> nodes.get(0).atomic().commit()).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> orders.atomic().put("o-8", b("a")).put("o-8", b("b")).commit())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
+        assertThatThrownBy(() -> orders.atomic().idempotencyKey("x"))
+                .isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> nodes.get(0).atomic().put("o-8", b("a")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not bound");
+        dev.lattice.engine.AtomicWrite once = orders.atomic().put("o-9", b("x"));
+        once.commit();
+        assertThatThrownBy(once::commit).isInstanceOf(IllegalStateException.class);
+        assertThat(orders.get("o-8")).isEmpty();
+    }
 }

@@ -22,8 +22,11 @@ import java.util.concurrent.CompletableFuture;
  * Violations throw {@link IllegalArgumentException} naming the limit, before anything is written.
  *
  * <p>Not thread-safe: build and commit on one thread. A builder may be committed once.
+ *
+ * <p>Another implementation of {@link Tree} may return its own builder (lattice-cluster does, for trees served by
+ * several processes): it extends this class through {@link #AtomicWrite()} and overrides every public method.
  */
-public final class AtomicWrite {
+public class AtomicWrite {
 
     /**
      * One operation of the write: {@code expected} is the expected version of an EXPECT, the expiry of a PUT_TTL;
@@ -38,6 +41,14 @@ public final class AtomicWrite {
     final List<Op> ops = new ArrayList<>();
     String idempotencyKey;
     private boolean committed;
+
+    /**
+     * For another implementation of the builder (see the class comment): it must override every public method, since
+     * this class's own ones need an embedded lattice.
+     */
+    protected AtomicWrite() {
+        this(null, null, null);
+    }
 
     AtomicWrite(AtomicWrites engine, Lattice lattice, Tree bound) {
         this.engine = engine;

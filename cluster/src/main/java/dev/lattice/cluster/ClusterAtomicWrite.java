@@ -1,0 +1,223 @@
+package dev.lattice.cluster;
+
+import dev.lattice.engine.AtomicOp;
+import dev.lattice.engine.AtomicResult;
+import dev.lattice.engine.AtomicWrite;
+import dev.lattice.engine.Tree;
+import dev.lattice.spi.LogId;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The atomic-write builder of trees served by the cluster ({@link ClusterTree#atomic()}, {@link LatticeCluster#atomic()}):
+ * puts, deletes, range deletes and preconditions on keys of one or several cluster trees, committed by the entity of
+ * the lowest log they touch (by tree name, then partition) with the engine's WAL protocol ({@link AtomicCoordinator}).
+ * The same guarantees as the embedded builder: all or nothing, one version for every mutation, and no reader of a
+ * point key sees part of it. Not served through the cluster yet: idempotency keys. Not thread-safe; committed once.
+ */
+final class ClusterAtomicWrite extends AtomicWrite {
+
+    /** Orders logs by tree name, then partition: the order in which every write prepares them (no lock cycles). */
+    static final Comparator<LogId> LOG_ORDER = Comparator.comparing(LogId::tree).thenComparingInt(LogId::partition);
+
+    private record Part(ClusterTree tree, AtomicOp op) {
+    }
+
+    private final Router router;
+    private final ClusterTree bound;
+    private final List<Part> parts = new ArrayList<>();
+    private boolean committed;
+
+    ClusterAtomicWrite(Router router, ClusterTree bound) {
+        this.router = router;
+        this.bound = bound;
+    }
+
+    private ClusterTree own(Tree tree) {
+        Objects.requireNonNull(tree, "tree");
+        if (!(tree instanceof ClusterTree t) || t.router() != router) {
+            throw new IllegalArgumentException("tree '" + tree.name() + "' is not served by this cluster node");
+        }
+        return t;
+    }
+
+    private ClusterTree boundTree() {
+        if (bound == null) {
+            throw new IllegalStateException("this atomic write is not bound to a tree; pass the tree "
+                    + "(cluster.atomic().put(tree, key, value))");
+        }
+        return bound;
+    }
+
+    private AtomicWrite add(ClusterTree t, AtomicOp.Kind kind, String key, byte[] value, long number) {
+        if (committed) {
+            throw new IllegalStateException("this atomic write was already committed");
+        }
+        t.checkKey(key);
+        if (value != null && kind != AtomicOp.Kind.DELETE_RANGE) {
+            t.checkValue(value);
+        }
+        parts.add(new Part(t, new AtomicOp(kind, key, value == null ? null : value.clone(), number)));
+        return this;
+    }
+
+    @Override
+    public AtomicWrite put(Tree tree, String key, byte[] value, Duration ttl) {
+        ClusterTree t = own(tree);
+        Objects.requireNonNull(value, "value");
+        return add(t, AtomicOp.Kind.PUT_TTL, key, value, System.currentTimeMillis() + ClusterTree.ttlMillis(ttl));
+    }
+
+    @Override
+    public AtomicWrite deleteRange(Tree tree, String fromInclusive, String toExclusive) {
+        ClusterTree t = own(tree);
+        Objects.requireNonNull(fromInclusive, "fromInclusive");
+        Objects.requireNonNull(toExclusive, "toExclusive");
+        t.checkKey(toExclusive);
+        if (fromInclusive.compareTo(toExclusive) >= 0) {
+            throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
+        }
+        return add(t, AtomicOp.Kind.DELETE_RANGE, fromInclusive, toExclusive.getBytes(StandardCharsets.UTF_8), 0);
+    }
+
+    @Override
+    public AtomicWrite put(String key, byte[] value, Duration ttl) {
+        return put(boundTree(), key, value, ttl);
+    }
+
+    @Override
+    public AtomicWrite deleteRange(String fromInclusive, String toExclusive) {
+        return deleteRange(boundTree(), fromInclusive, toExclusive);
+    }
+
+    @Override
+    public AtomicWrite put(Tree tree, String key, byte[] value) {
+        return add(own(tree), AtomicOp.Kind.PUT, key, Objects.requireNonNull(value, "value"), 0);
+    }
+
+    @Override
+    public AtomicWrite delete(Tree tree, String key) {
+        return add(own(tree), AtomicOp.Kind.DELETE, key, null, 0);
+    }
+
+    @Override
+    public AtomicWrite expectVersion(Tree tree, String key, long version) {
+        if (version < 0) {
+            throw new IllegalArgumentException("expected version must be >= 0 (0 = absent), got " + version);
+        }
+        return add(own(tree), AtomicOp.Kind.EXPECT, key, null, version);
+    }
+
+    @Override
+    public AtomicWrite expectAbsent(Tree tree, String key) {
+        return expectVersion(tree, key, 0);
+    }
+
+    @Override
+    public AtomicWrite put(String key, byte[] value) {
+        return put(boundTree(), key, value);
+    }
+
+    @Override
+    public AtomicWrite delete(String key) {
+        return delete(boundTree(), key);
+    }
+
+    @Override
+    public AtomicWrite expectVersion(String key, long version) {
+        return expectVersion(boundTree(), key, version);
+    }
+
+    @Override
+    public AtomicWrite expectAbsent(String key) {
+        return expectAbsent(boundTree(), key);
+    }
+
+    /** @throws UnsupportedOperationException always: idempotency keys are not served through the cluster yet */
+    @Override
+    public AtomicWrite idempotencyKey(String key) {
+        throw new UnsupportedOperationException("idempotency keys of atomic writes are not served through the"
+                + " cluster yet; a write whose outcome is unknown (WriteOutcomeUnknownException) must be checked by"
+                + " reading its keys");
+    }
+
+    @Override
+    public AtomicResult commit() {
+        return Router.await(commitAsync());
+    }
+
+    @Override
+    public CompletableFuture<AtomicResult> commitAsync() {
+        if (committed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("this atomic write was already committed"));
+        }
+        committed = true;
+        try {
+            return send();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<AtomicResult> send() {
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("an atomic write needs at least one operation");
+        }
+        TreeSet<LogId> logs = new TreeSet<>(LOG_ORDER);
+        Set<String> written = new HashSet<>();
+        Set<String> trees = new HashSet<>();
+        long bytes = 0;
+        List<String> keys = new ArrayList<>(parts.size());
+        List<byte[]> values = new ArrayList<>(parts.size());
+        List<String> treeNames = new ArrayList<>(parts.size());
+        byte[] kinds = new byte[parts.size()];
+        long[] numbers = new long[parts.size()];
+        for (int i = 0; i < parts.size(); i++) {
+            Part p = parts.get(i);
+            AtomicOp op = p.op();
+            String tree = p.tree().name();
+            trees.add(tree);
+            if (op.kind() == AtomicOp.Kind.DELETE_RANGE) {
+                for (int q = 0; q < p.tree().partitions(); q++) {
+                    logs.add(new LogId(tree, q));
+                }
+            } else {
+                logs.add(new LogId(tree, p.tree().partitionOf(op.key())));
+                if (op.kind() != AtomicOp.Kind.EXPECT && !written.add(tree + '\u0000' + op.key())) {
+                    throw new IllegalArgumentException("key '" + op.key() + "' of tree '" + tree + "' is written twice"
+                            + " in one atomic write");
+                }
+            }
+            bytes += op.key().length() * 3L + (op.value() == null ? 0 : op.value().length) + tree.length() * 3L + 24;
+            keys.add(op.key());
+            values.add(op.value());
+            treeNames.add(tree);
+            kinds[i] = (byte) op.kind().ordinal();
+            numbers[i] = op.number();
+        }
+        long budget = parts.get(0).tree().messageBudget();
+        if (bytes > budget) {
+            throw new IllegalArgumentException("atomic write of " + bytes + " bytes is more than one cluster message"
+                    + " carries (" + budget + " bytes, below pekko.remote.artery.advanced.maximum-frame-size)");
+        }
+        LogId coordinator = logs.first();
+        boolean crossTree = trees.size() > 1;
+        Op op = crossTree ? Op.ATOMIC_COMMIT_TREES : Op.ATOMIC_COMMIT;
+        List<String> opTrees = crossTree ? treeNames : null;
+        String txnId = AtomicCoordinator.newTxnId();
+        int logCount = logs.size();
+        return router.send(new LogAddress(coordinator.tree(), coordinator.partition()), op,
+                        r -> new Request(op, txnId, null, null, 0, false, keys, values, r, kinds, numbers, opTrees),
+                        router.operationTimeout())
+                .thenApply(res -> new AtomicResult(res.number(), false, keys.size(), logCount));
+    }
+}
