@@ -94,8 +94,8 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
      * @param bytes a message's bytes
      * @param manifest its manifest
      * @return the message
-     * @throws NotSerializableException if the manifest is unknown, the version is older than 1, or the bytes are
-     *     cut short
+     * @throws NotSerializableException if the manifest is unknown, the version is older than 1, the bytes are
+     *     cut short, or the message holds an operation code this version does not know (a newer node's)
      */
     @Override
     public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
@@ -112,6 +112,11 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         } catch (IOException e) {
             NotSerializableException n = new NotSerializableException("damaged Lattice cluster message ("
                     + manifest + ", " + bytes.length + " bytes): " + e);
+            n.initCause(e);
+            throw n;
+        } catch (IllegalArgumentException e) {
+            NotSerializableException n = new NotSerializableException("Lattice cluster message (" + manifest
+                    + ") this node cannot read: " + e.getMessage());
             n.initCause(e);
             throw n;
         }
