@@ -207,15 +207,7 @@ class ClusterFaultTest {
                 .as("acknowledged writes").isGreaterThan(100);
         assertThat(check.reads).as("reads").hasSizeGreaterThan(100);
         assertThat(check.violations).as(check.summary()).isEmpty();
-        if (!check.wideAnomalies.isEmpty()) {
-            // KNOWN DEFECT (issue 19, see the session notes): under hand-offs and failover a sequential reader
-            // sometimes sees a multi-partition atomic write in one partition and misses it in a later read of another
-            System.out.println("[cluster-fault] KNOWN DEFECT, " + check.wideAnomalies.size()
-                    + " wide-group sequential reads went back: " + check.wideAnomalies);
-        }
-        if (Boolean.getBoolean("lattice.cluster.strictWide")) {
-            assertThat(check.wideAnomalies).as("partial visibility of multi-partition atomic writes").isEmpty();
-        }
+        assertThat(check.wideAnomalies).as("partial visibility of multi-partition atomic writes").isEmpty();
     }
 
     /** Copies the nodes' logs and histories to target/ (the temporary directory is deleted after the test). */

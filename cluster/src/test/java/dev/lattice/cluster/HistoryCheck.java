@@ -38,8 +38,8 @@ final class HistoryCheck {
     final List<String> violations = new ArrayList<>();
     /**
      * Sequential point reads of the wide group that went back: a multi-partition atomic write seen by one read and
-     * missed by a later one. Kept apart because it is a known open defect (issue 19 notes): ClusterFaultTest reports
-     * them and fails on them only with {@code -Dlattice.cluster.strictWide=true}.
+     * missed by a later one (a partial view). Kept apart from {@link #violations} so the report names them;
+     * ClusterFaultTest fails on either.
      */
     final List<String> wideAnomalies = new ArrayList<>();
 
