@@ -64,9 +64,10 @@ final class AtomicCoordinator {
         String txnId = q.key();
         LogId coordinator = new LogId(tree.name(), coordinatorPartition);
         TreeMap<LogId, List<AtomicOp>> parts = new TreeMap<>(ClusterAtomicWrite.LOG_ORDER);
-        for (int i = 0; i < q.keys().size(); i++) {
-            AtomicOp.Kind kind = AtomicOp.Kind.values()[q.kinds()[i]];
-            AtomicOp op = new AtomicOp(kind, q.keys().get(i), q.values().get(i), q.numbers()[i]);
+        List<AtomicOp> ops = q.atomicOps();
+        for (int i = 0; i < ops.size(); i++) {
+            AtomicOp op = ops.get(i);
+            AtomicOp.Kind kind = op.kind();
             String name = q.trees() == null ? tree.name() : q.trees().get(i);
             PartialTree of = name.equals(tree.name()) ? tree : node.tree(name);
             if (kind == AtomicOp.Kind.DELETE_RANGE) {
@@ -130,20 +131,9 @@ final class AtomicCoordinator {
         if (log.equals(coordinator)) {
             return tree.prepareAtomic(log.partition(), txnId, coordinator, ops);
         }
-        List<String> keys = new ArrayList<>(ops.size());
-        List<byte[]> values = new ArrayList<>(ops.size());
-        byte[] kinds = new byte[ops.size()];
-        long[] numbers = new long[ops.size()];
-        for (int i = 0; i < ops.size(); i++) {
-            AtomicOp op = ops.get(i);
-            keys.add(op.key());
-            values.add(op.value());
-            kinds[i] = (byte) op.kind().ordinal();
-            numbers[i] = op.number();
-        }
         String coordinatorId = new LogAddress(coordinator.tree(), coordinator.partition()).entityId();
         return node.router().send(new LogAddress(log.tree(), log.partition()), Op.PREPARE,
-                r -> new Request(Op.PREPARE, txnId, coordinatorId, null, 0, false, keys, values, r, kinds, numbers))
+                r -> Request.atomic(Op.PREPARE, txnId, coordinatorId, ops, null, r))
                 .thenApply(Response::number);
     }
 

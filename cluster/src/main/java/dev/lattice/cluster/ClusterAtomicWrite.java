@@ -77,6 +77,11 @@ final class ClusterAtomicWrite extends AtomicWrite {
         return add(t, AtomicOp.Kind.PUT_TTL, key, value, System.currentTimeMillis() + ClusterTree.ttlMillis(ttl));
     }
 
+    /** A put that expires at {@code expiresAtMillis} (ms since the epoch): one expiry for every key of a putAll. */
+    AtomicWrite putUntil(ClusterTree tree, String key, byte[] value, long expiresAtMillis) {
+        return add(tree, AtomicOp.Kind.PUT_TTL, key, Objects.requireNonNull(value, "value"), expiresAtMillis);
+    }
+
     @Override
     public AtomicWrite deleteRange(Tree tree, String fromInclusive, String toExclusive) {
         ClusterTree t = own(tree);
@@ -176,13 +181,9 @@ final class ClusterAtomicWrite extends AtomicWrite {
         Set<String> written = new HashSet<>();
         Set<String> trees = new HashSet<>();
         long bytes = 0;
-        List<String> keys = new ArrayList<>(parts.size());
-        List<byte[]> values = new ArrayList<>(parts.size());
+        List<AtomicOp> ops = new ArrayList<>(parts.size());
         List<String> treeNames = new ArrayList<>(parts.size());
-        byte[] kinds = new byte[parts.size()];
-        long[] numbers = new long[parts.size()];
-        for (int i = 0; i < parts.size(); i++) {
-            Part p = parts.get(i);
+        for (Part p : parts) {
             AtomicOp op = p.op();
             String tree = p.tree().name();
             trees.add(tree);
@@ -198,11 +199,8 @@ final class ClusterAtomicWrite extends AtomicWrite {
                 }
             }
             bytes += op.key().length() * 3L + (op.value() == null ? 0 : op.value().length) + tree.length() * 3L + 24;
-            keys.add(op.key());
-            values.add(op.value());
+            ops.add(op);
             treeNames.add(tree);
-            kinds[i] = (byte) op.kind().ordinal();
-            numbers[i] = op.number();
         }
         long budget = parts.get(0).tree().messageBudget();
         if (bytes > budget) {
@@ -216,8 +214,7 @@ final class ClusterAtomicWrite extends AtomicWrite {
         String txnId = AtomicCoordinator.newTxnId();
         int logCount = logs.size();
         return router.send(new LogAddress(coordinator.tree(), coordinator.partition()), op,
-                        r -> new Request(op, txnId, null, null, 0, false, keys, values, r, kinds, numbers, opTrees),
-                        router.operationTimeout())
-                .thenApply(res -> new AtomicResult(res.number(), false, keys.size(), logCount));
+                        r -> Request.atomic(op, txnId, null, ops, opTrees, r), router.operationTimeout())
+                .thenApply(res -> new AtomicResult(res.number(), false, ops.size(), logCount));
     }
 }

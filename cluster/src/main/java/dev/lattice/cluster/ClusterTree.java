@@ -337,12 +337,11 @@ final class ClusterTree implements Tree {
         checkAtomicSize(entries);
         TreeMap<Integer, List<String>> by = byPartition(entries.keySet());
         if (by.size() > 1) {
-            List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
+            AtomicWrite w = atomic();
             for (Map.Entry<String, byte[]> e : entries.entrySet()) {
-                ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.PUT, e.getKey(),
-                        Objects.requireNonNull(e.getValue(), "value"), 0));
+                w.put(e.getKey(), e.getValue());
             }
-            return commitAtomic(by.firstKey(), ops);
+            return w.commit().version();
         }
         List<String> ks = List.copyOf(by.firstEntry().getValue());
         List<byte[]> vs = new ArrayList<>(ks.size());
@@ -361,34 +360,11 @@ final class ClusterTree implements Tree {
         }
         checkAtomicSize(entries);
         long expiresAt = System.currentTimeMillis() + ttlMillis(ttl);
-        List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>();
+        ClusterAtomicWrite w = new ClusterAtomicWrite(router, this);
         for (Map.Entry<String, byte[]> e : entries.entrySet()) {
-            ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.PUT_TTL, e.getKey(),
-                    Objects.requireNonNull(e.getValue(), "value"), expiresAt));
+            w.putUntil(this, e.getKey(), e.getValue(), expiresAt);
         }
-        return commitAtomic(byPartition(entries.keySet()).firstKey(), ops);
-    }
-
-    /**
-     * A write over several partitions, sent whole to the entity of its lowest partition, which coordinates it
-     * ({@link AtomicCoordinator}); its answer may take several steps, so one attempt waits up to the operation
-     * timeout.
-     */
-    private long commitAtomic(int coordinator, List<dev.lattice.engine.AtomicOp> ops) {
-        String txnId = AtomicCoordinator.newTxnId();
-        List<String> keys = new ArrayList<>(ops.size());
-        List<byte[]> values = new ArrayList<>(ops.size());
-        byte[] kinds = new byte[ops.size()];
-        long[] numbers = new long[ops.size()];
-        for (int i = 0; i < ops.size(); i++) {
-            keys.add(ops.get(i).key());
-            values.add(ops.get(i).value());
-            kinds[i] = (byte) ops.get(i).kind().ordinal();
-            numbers[i] = ops.get(i).number();
-        }
-        return Router.await(router.send(new LogAddress(name(), coordinator), Op.ATOMIC_COMMIT,
-                r -> new Request(Op.ATOMIC_COMMIT, txnId, null, null, 0, false, keys, values, r, kinds, numbers),
-                router.operationTimeout())).number();
+        return w.commit().version();
     }
 
     /**
@@ -409,8 +385,7 @@ final class ClusterTree implements Tree {
         if (fromInclusive.compareTo(toExclusive) >= 0) {
             throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
         }
-        return commitAtomic(0, List.of(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.DELETE_RANGE,
-                fromInclusive, toExclusive.getBytes(java.nio.charset.StandardCharsets.UTF_8), 0)));
+        return atomic().deleteRange(fromInclusive, toExclusive).commit().version();
     }
 
     @Override

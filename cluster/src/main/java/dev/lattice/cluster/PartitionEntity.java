@@ -233,11 +233,7 @@ final class PartitionEntity {
             case ATOMIC_COMMIT_TREES:
                 return node.atomics().commit(t, partition, q);
             case PREPARE: {
-                List<dev.lattice.engine.AtomicOp> ops = new ArrayList<>(q.keys().size());
-                for (int i = 0; i < q.keys().size(); i++) {
-                    ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.values()[q.kinds()[i]],
-                            q.keys().get(i), q.values().get(i), q.numbers()[i]));
-                }
+                List<dev.lattice.engine.AtomicOp> ops = q.atomicOps();
                 LogAddress c = LogAddress.parse(q.toKey());
                 return t.prepareAtomic(partition, q.key(), new dev.lattice.spi.LogId(c.tree(), c.partition()), ops)
                         .thenApply(floor -> Response.ok(floor, true));

@@ -27,6 +27,36 @@ record Request(Op op, String key, String toKey, byte[] value, long number, boole
         this(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, null);
     }
 
+    /**
+     * An atomic step carrying operations: {@code key} is the write's id, {@code toKey} the coordinator's entity id
+     * (null for a commit request), {@code trees} the tree of each operation (null when all are the target's).
+     */
+    static Request atomic(Op op, String txnId, String coordinatorEntity, List<dev.lattice.engine.AtomicOp> ops,
+                          List<String> trees, ActorRef<Response> replyTo) {
+        List<String> keys = new java.util.ArrayList<>(ops.size());
+        List<byte[]> values = new java.util.ArrayList<>(ops.size());
+        byte[] kinds = new byte[ops.size()];
+        long[] numbers = new long[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            dev.lattice.engine.AtomicOp o = ops.get(i);
+            keys.add(o.key());
+            values.add(o.value());
+            kinds[i] = (byte) o.kind().ordinal();
+            numbers[i] = o.number();
+        }
+        return new Request(op, txnId, coordinatorEntity, null, 0, false, keys, values, replyTo, kinds, numbers, trees);
+    }
+
+    /** @return the operations of an atomic step, in order */
+    List<dev.lattice.engine.AtomicOp> atomicOps() {
+        List<dev.lattice.engine.AtomicOp> ops = new java.util.ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            ops.add(new dev.lattice.engine.AtomicOp(dev.lattice.engine.AtomicOp.Kind.values()[kinds[i]], keys.get(i),
+                    values.get(i), numbers[i]));
+        }
+        return ops;
+    }
+
     static Request point(Op op, String key, byte[] value, long number, ActorRef<Response> replyTo) {
         return new Request(op, key, null, value, number, false, null, null, replyTo);
     }
