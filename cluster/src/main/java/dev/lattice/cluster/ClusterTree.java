@@ -245,25 +245,88 @@ final class ClusterTree implements Tree {
         return Router.await(getAllAsync(keys));
     }
 
+    /**
+     * Reads the keys from their owners. The answer is one view: when it took more than one message (keys of several
+     * partitions, or one partition's answer cut at the message budget), the owners are asked again until two rounds
+     * in a row agree on every key's version (absent counts as version 0). Every round's reads are linearizable and
+     * the second round starts after the first ended, so the keys held those versions together at a moment between
+     * the two: a multi-partition atomic write is seen whole or not at all. Keys that change in every round make it
+     * retry until the operation timeout, then fail with {@link dev.lattice.engine.LatticeSaturatedException}.
+     */
     @Override
     public CompletableFuture<Map<String, byte[]>> getAllAsync(Collection<String> keys) {
         Objects.requireNonNull(keys, "keys");
-        Map<String, byte[]> out = new java.util.concurrent.ConcurrentSkipListMap<>();
-        List<CompletableFuture<Void>> parts = new ArrayList<>();
-        for (Map.Entry<Integer, List<String>> e : byPartition(keys).entrySet()) {
-            List<String> ks = new ArrayList<>(new java.util.TreeSet<>(e.getValue()));
-            parts.add(getAllFrom(new LogAddress(name(), e.getKey()), ks, out));
+        TreeMap<Integer, List<String>> by = byPartition(keys);
+        long deadline = System.nanoTime() + router.operationTimeout().toNanos();
+        return readRound(by).thenCompose(first -> first.messages <= 1
+                ? CompletableFuture.completedFuture(first.values())
+                : untilStable(by, first, deadline, 1));
+    }
+
+    /** One round of a getAll: every key found, with its version, and how many answers it took. */
+    private static final class Round {
+        final Map<String, Versioned> found = new java.util.concurrent.ConcurrentSkipListMap<>();
+        final java.util.concurrent.atomic.AtomicInteger answers = new java.util.concurrent.atomic.AtomicInteger();
+        int messages;
+
+        Map<String, byte[]> values() {
+            Map<String, byte[]> out = new TreeMap<>();
+            for (Map.Entry<String, Versioned> e : found.entrySet()) {
+                out.put(e.getKey(), e.getValue().value());
+            }
+            return out;
         }
-        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> new TreeMap<>(out));
+
+        boolean sameVersions(Round other) {
+            if (!found.keySet().equals(other.found.keySet())) {
+                return false;
+            }
+            for (Map.Entry<String, Versioned> e : found.entrySet()) {
+                if (e.getValue().version() != other.found.get(e.getKey()).version()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private CompletableFuture<Map<String, byte[]>> untilStable(TreeMap<Integer, List<String>> by, Round previous,
+                                                              long deadline, int rounds) {
+        return readRound(by).thenCompose(next -> {
+            if (next.sameVersions(previous)) {
+                return CompletableFuture.completedFuture(next.values());
+            }
+            if (System.nanoTime() > deadline) {
+                return CompletableFuture.failedFuture(new dev.lattice.engine.LatticeSaturatedException("getAll over "
+                        + by.size() + " partitions of tree '" + name() + "' found its keys changed in each of "
+                        + (rounds + 1) + " rounds within the operation timeout of "
+                        + router.operationTimeout().toMillis() + " ms; no consistent view was read", null));
+            }
+            return untilStable(by, next, deadline, rounds + 1);
+        });
+    }
+
+    private CompletableFuture<Round> readRound(TreeMap<Integer, List<String>> by) {
+        Round round = new Round();
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (Map.Entry<Integer, List<String>> e : by.entrySet()) {
+            List<String> ks = new ArrayList<>(new java.util.TreeSet<>(e.getValue()));
+            parts.add(getAllFrom(new LogAddress(name(), e.getKey()), ks, round));
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+            round.messages = round.answers.get();
+            return round;
+        });
     }
 
     /** One partition's keys (sorted): an answer cut at the message budget is continued after its last key. */
-    private CompletableFuture<Void> getAllFrom(LogAddress log, List<String> sorted, Map<String, byte[]> out) {
+    private CompletableFuture<Void> getAllFrom(LogAddress log, List<String> sorted, Round round) {
         List<String> ks = List.copyOf(sorted);
         return router.send(log, Op.GET_ALL, r -> new Request(Op.GET_ALL, null, null, null, 0, false, ks, null, r))
                 .thenCompose(r -> {
+                    round.answers.incrementAndGet();
                     for (int i = 0; i < r.keys().size(); i++) {
-                        out.put(r.keys().get(i), r.values().get(i));
+                        round.found.put(r.keys().get(i), new Versioned(r.values().get(i), r.versions()[i], 0));
                     }
                     if (!r.flag() || r.keys().isEmpty()) {
                         return CompletableFuture.completedFuture(null);
@@ -275,7 +338,7 @@ final class ClusterTree implements Tree {
                             rest.add(k);
                         }
                     }
-                    return rest.isEmpty() ? CompletableFuture.completedFuture(null) : getAllFrom(log, rest, out);
+                    return rest.isEmpty() ? CompletableFuture.completedFuture(null) : getAllFrom(log, rest, round);
                 });
     }
 

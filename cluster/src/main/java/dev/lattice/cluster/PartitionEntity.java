@@ -261,22 +261,28 @@ final class PartitionEntity {
                 for (String k : q.keys()) {
                     checkKey(k);
                 }
-                Map<String, byte[]> found = t.getAll(q.keys());
+                Map<String, Versioned> found = t.getAllVersioned(q.keys());
                 List<String> keys = new ArrayList<>();
                 List<byte[]> values = new ArrayList<>();
+                List<Long> versions = new ArrayList<>();
                 long bytes = 0;
                 boolean cut = false;
-                for (Map.Entry<String, byte[]> e : found.entrySet()) {
-                    long add = e.getKey().length() * 3L + e.getValue().length + 16;
+                for (Map.Entry<String, Versioned> e : found.entrySet()) {
+                    long add = e.getKey().length() * 3L + e.getValue().value().length + 24;
                     if (!keys.isEmpty() && bytes + add > node.messageBudget()) {
                         cut = true; // the caller asks again for the keys after the last one returned
                         break;
                     }
                     bytes += add;
                     keys.add(e.getKey());
-                    values.add(e.getValue());
+                    values.add(e.getValue().value());
+                    versions.add(e.getValue().version());
                 }
-                return Response.entries(keys, values, new long[keys.size()], new long[keys.size()], cut);
+                long[] v = new long[versions.size()];
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = versions.get(i);
+                }
+                return Response.entries(keys, values, v, new long[keys.size()], cut);
             }
             case PUT_ALL_ATOMIC:
                 return Response.ok(t.putAllAtomic(entries(q)), true);

@@ -217,7 +217,7 @@ class ClusterInProcessTest {
     }
 
     @Test
-    void crossTreeAtomicWritesAreWholeWithOneVersionOnEveryNode() {
+    void crossTreeAtomicWritesAreWholeWithOneVersionOnEveryNode() throws Exception {
         startThree(TestCluster.freshPostgresUri());
         Tree orders = nodes.get(0).tree("orders", TreeOptions.partitions(6));
         Tree stock = nodes.get(0).tree("stock", TreeOptions.partitions(4));
@@ -274,5 +274,47 @@ class ClusterInProcessTest {
         once.commit();
         assertThatThrownBy(once::commit).isInstanceOf(IllegalStateException.class);
         assertThat(orders.get("o-8")).isEmpty();
+
+        // a getAll over several partitions never sees part of a multi-partition atomic write made meanwhile
+        List<String> spread = new ArrayList<>();
+        Set<Integer> seen = new TreeSet<>();
+        for (int i = 0; spread.size() < 4; i++) {
+            if (seen.add(nodes.get(0).services().tree("orders").partitionOf("g-" + i))) {
+                spread.add("g-" + i);
+            }
+        }
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger written = new java.util.concurrent.atomic.AtomicInteger();
+        Thread writer = new Thread(() -> {
+            Tree w = nodes.get(0).tree("orders");
+            for (int gen = 0; !stop.get(); gen++) {
+                Map<String, byte[]> m = new HashMap<>();
+                for (String k : spread) {
+                    m.put(k, b("gen-" + gen));
+                }
+                w.putAllAtomic(m);
+                written.incrementAndGet();
+            }
+        });
+        writer.start();
+        try {
+            Tree reader = nodes.get(1).tree("orders");
+            long end = System.nanoTime() + 8_000_000_000L;
+            int reads = 0;
+            while (System.nanoTime() < end || reads < 20) {
+                Map<String, byte[]> got = reader.getAll(spread);
+                Set<String> values = new TreeSet<>();
+                got.values().forEach(v -> values.add(s(v)));
+                assertThat(got.isEmpty() || (got.size() == spread.size() && values.size() == 1))
+                        .as("getAll saw " + values + " over " + got.keySet()).isTrue();
+                reads++;
+            }
+            System.out.println("[cluster] getAll over 4 partitions: " + reads + " reads beside " + written.get()
+                    + " atomic writes, none partial");
+        } finally {
+            stop.set(true);
+            writer.join(30_000);
+        }
+        assertThat(written.get()).as("writes made meanwhile").isGreaterThan(5);
     }
 }

@@ -66,6 +66,20 @@ public interface PartialTree extends Tree {
     boolean release(int partition, Duration timeout);
 
     /**
+     * Reads several keys with their versions as of one snapshot, as {@link Tree#getAll} does (keys held by an atomic
+     * write whose outcome this process has not learnt are waited for first, up to the admission timeout).
+     *
+     * @param keys the keys, each in a hosted partition
+     * @return the present keys with their values and versions, in key order
+     * @throws NullPointerException if {@code keys} or a key is null
+     * @throws IllegalArgumentException if a key breaks the key rules
+     * @throws PartitionNotHostedException if a key's partition is not hosted here
+     * @throws AtomicWritePendingException if a key stayed held by an unresolved atomic write for the wait
+     * @throws OwnershipLostException if another process claimed a key's log
+     */
+    Map<String, Versioned> getAllVersioned(java.util.Collection<String> keys);
+
+    /**
      * Counts the live keys of one hosted partition (as {@link Tree#count()} does for a whole tree).
      *
      * @param partition a hosted partition

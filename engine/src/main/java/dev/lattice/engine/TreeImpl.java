@@ -700,12 +700,22 @@ final class TreeImpl implements PartialTree {
 
     @Override
     public Map<String, byte[]> getAll(Collection<String> keys) {
+        Map<String, Versioned> found = getAllVersioned(keys);
+        Map<String, byte[]> out = new TreeMap<>();
+        for (Map.Entry<String, Versioned> e : found.entrySet()) {
+            out.put(e.getKey(), e.getValue().value());
+        }
+        return out;
+    }
+
+    @Override
+    public Map<String, Versioned> getAllVersioned(Collection<String> keys) {
         Objects.requireNonNull(keys, "keys");
         checkOpen();
         Visibility vis = ctx.atomics.visibility;
         long s = vis.openSnapshot();
         try {
-            Map<String, byte[]> out = new TreeMap<>();
+            Map<String, Versioned> out = new TreeMap<>();
             for (String k : keys) {
                 Objects.requireNonNull(k, "key");
                 if (k.isEmpty() || k.length() > maxKeyBytes) {
@@ -718,7 +728,7 @@ final class TreeImpl implements PartialTree {
                 }
                 Versioned v = lp.state.at(k, s);
                 if (v != null) {
-                    out.put(k, v.value());
+                    out.put(k, v);
                 }
             }
             return out;
