@@ -34,6 +34,8 @@ final class HistoryCheck {
     final Map<String, Write> writes = new HashMap<>();
     final List<Read> reads = new ArrayList<>();
     final List<String[]> groupReads = new ArrayList<>();
+    /** getAll reads of the wide group (keys of three partitions): {@code X start end v1 v2 v3}. */
+    final List<String[]> wideGetAlls = new ArrayList<>();
     final List<String[]> wideReads = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
     /**
@@ -77,6 +79,11 @@ final class HistoryCheck {
                         wideReads.add(f);
                     }
                 }
+                case "X" -> {
+                    if (f.length == 6) {
+                        wideGetAlls.add(f);
+                    }
+                }
                 case "G" -> {
                     if (f.length == 6) {
                         groupReads.add(f);
@@ -100,7 +107,8 @@ final class HistoryCheck {
     /**
      * The wide group (keys on different partitions, written only by multi-partition atomic writes, all to one
      * value): whole at the end, and sequential point reads of its keys never go back (a read after one that saw
-     * a write sees it or a later one), so no reader saw a write partially.
+     * a write sees it or a later one), and a getAll of its keys sees one write on all of them, so no reader saw a
+     * write partially.
      */
     void checkWide(Function<String, Optional<Versioned>> finalState, List<String> wide) {
         checkWhole(finalState, wide, "wide atomic group");
@@ -117,6 +125,11 @@ final class HistoryCheck {
                 if (w != null && keepsNothing(w)) {
                     violations.add("a read of the wide group saw write " + w.id() + " reported " + w.outcome());
                 }
+            }
+        }
+        for (String[] r : wideGetAlls) {
+            if (!(r[3].equals(r[4]) && r[4].equals(r[5]))) {
+                violations.add("a getAll saw the wide group partial: " + String.join(",", r[3], r[4], r[5]));
             }
         }
     }
@@ -249,6 +262,7 @@ final class HistoryCheck {
             by.merge(w.kind() + "." + w.outcome(), 1, Integer::sum);
         }
         return "writes " + by + ", reads " + reads.size() + ", group reads " + groupReads.size()
+                + ", wide getAlls " + wideGetAlls.size()
                 + ", wide sequential reads " + wideReads.size();
     }
 }

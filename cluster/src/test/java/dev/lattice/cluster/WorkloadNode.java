@@ -36,7 +36,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * OK, NOTAPPLIED for a failed condition, FAIL for a definite failure, UNKNOWN); {@code R key partition start end
  * version value} for a successful read; {@code G start end v1 v2 v3} for a read of the atomic group;
  * {@code M v1 version1 v2 version2 v3 version3 start1 end1 start2 end2 start3 end3} for the wide group's keys read one
- * after the other.
+ * after the other; {@code X start end v1 v2 v3} for one getAll of the wide group.
  */
 public final class WorkloadNode {
 
@@ -144,6 +144,17 @@ public final class WorkloadNode {
                                 .append('\t').append(v.map(Versioned::version).orElse(0L));
                     }
                     write(out, line.append(times).toString());
+                } else if (dice < 78) {
+                    // the wide group in one getAll over three partitions: one consistent view
+                    long start = now();
+                    Map<String, byte[]> got = tree.getAll(wide);
+                    long end = now();
+                    StringBuilder line = new StringBuilder("X\t" + start + "\t" + end);
+                    for (String w : wide) {
+                        byte[] v = got.get(w);
+                        line.append('\t').append(v == null ? "-" : new String(v, StandardCharsets.UTF_8));
+                    }
+                    write(out, line.toString());
                 } else if (dice < 80) {
                     long start = now();
                     Map<String, byte[]> got = tree.getAll(group);
