@@ -38,9 +38,14 @@ public final class ChronicleConfig {
     public static final String OPT_ROLL_CYCLE = "rollCycle";
     /** Option name: largest checkpoint, in bytes (default unbounded). */
     public static final String OPT_MAX_CHECKPOINT_BYTES = "maxCheckpointBytes";
+    /**
+     * Option name: bytes after which a log's cycle file is full and the next frame starts a new one (see
+     * {@link Builder#rollBytes}); suffixes k, m, g allowed.
+     */
+    public static final String OPT_ROLL_BYTES = "rollBytes";
     /** Every option name the provider reads. */
     public static final Set<String> OPTIONS = Set.of(OPT_DURABILITY, OPT_BLOCK_SIZE, OPT_ROLL_CYCLE,
-            OPT_MAX_CHECKPOINT_BYTES);
+            OPT_MAX_CHECKPOINT_BYTES, OPT_ROLL_BYTES);
 
     /** Default block size: 16 MiB, so a document (and a batch) holds up to about 4 MiB. */
     public static final long DEFAULT_BLOCK_SIZE = 16L << 20;
@@ -48,6 +53,10 @@ public final class ChronicleConfig {
     public static final long MIN_BLOCK_SIZE = 1L << 20;
     /** Largest block size: 1 GiB (Chronicle caps the overlap, and so the document, there). */
     public static final long MAX_BLOCK_SIZE = 1L << 30;
+    /** Default {@code rollBytes}: 16 MiB. */
+    public static final long DEFAULT_ROLL_BYTES = 16L << 20;
+    /** Smallest {@code rollBytes}: 64 KiB. */
+    public static final long MIN_ROLL_BYTES = 64L << 10;
     /** Default roll cycle name: {@code hourly}. */
     public static final String DEFAULT_ROLL_CYCLE = "hourly";
 
@@ -84,6 +93,7 @@ public final class ChronicleConfig {
     private final boolean blockSizeExplicit;
     private final String rollCycleName;
     private final long maxCheckpointBytes;
+    private final long rollBytes;
     private final TimeProvider clock;
     private final boolean readOnly;
 
@@ -94,12 +104,14 @@ public final class ChronicleConfig {
         this.blockSizeExplicit = b.blockSizeExplicit;
         this.rollCycleName = b.rollCycleName;
         this.maxCheckpointBytes = b.maxCheckpointBytes;
+        this.rollBytes = b.rollBytes;
         this.clock = b.clock;
         this.readOnly = b.readOnly;
     }
 
     /**
-     * Starts a configuration with the defaults: {@code process} durability, 16 MiB blocks, hourly roll cycle.
+     * Starts a configuration with the defaults: {@code process} durability, 16 MiB blocks, hourly roll cycle, cycle
+     * files rolled at 16 MiB.
      *
      * @param root the directory the provider stores in (created if missing)
      * @return a builder
@@ -130,6 +142,10 @@ public final class ChronicleConfig {
             b.rollCycle(rc);
         }
         b.maxCheckpointBytes(options.getLong(OPT_MAX_CHECKPOINT_BYTES, Long.MAX_VALUE, 1, Long.MAX_VALUE));
+        String rb = options.get(OPT_ROLL_BYTES);
+        if (rb != null) {
+            b.rollBytes(parseSize(OPT_ROLL_BYTES, rb));
+        }
         return b.build();
     }
 
@@ -204,6 +220,14 @@ public final class ChronicleConfig {
         return readOnly;
     }
 
+    /**
+     * @return the bytes after which a log's cycle file is full: the next frame starts a new cycle file
+     *     ({@link Long#MAX_VALUE}: cycle files roll by time only)
+     */
+    public long rollBytes() {
+        return rollBytes;
+    }
+
     /** @return the clock Chronicle uses to pick cycles (a test may control it) */
     TimeProvider clock() {
         return clock;
@@ -259,6 +283,7 @@ public final class ChronicleConfig {
         b.blockSizeExplicit = blockSizeExplicit;
         b.rollCycleName = rollCycleName;
         b.maxCheckpointBytes = maxCheckpointBytes;
+        b.rollBytes = rollBytes;
         b.clock = clock;
         b.readOnly = readOnly;
         return b;
@@ -268,7 +293,7 @@ public final class ChronicleConfig {
     public String toString() {
         return "ChronicleConfig[root=" + root + ", durability=" + durability.name().toLowerCase(Locale.ROOT)
                 + ", blockSize=" + blockSize + ", rollCycle=" + rollCycleName + ", maxCheckpointBytes="
-                + maxCheckpointBytes + (readOnly ? ", readOnly" : "") + "]";
+                + maxCheckpointBytes + ", rollBytes=" + rollBytes + (readOnly ? ", readOnly" : "") + "]";
     }
 
     /** Builds a {@link ChronicleConfig}. Not thread-safe. */
@@ -279,6 +304,7 @@ public final class ChronicleConfig {
         private boolean blockSizeExplicit;
         private String rollCycleName = DEFAULT_ROLL_CYCLE;
         private long maxCheckpointBytes = Long.MAX_VALUE;
+        private long rollBytes = DEFAULT_ROLL_BYTES;
         private TimeProvider clock = SystemTimeProvider.INSTANCE;
         private boolean readOnly;
 
@@ -339,6 +365,28 @@ public final class ChronicleConfig {
                         + bytes);
             }
             this.maxCheckpointBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets when a log's cycle file is full: before a frame is written, a log whose current cycle file already
+         * holds at least this many bytes rolls to a new cycle file, whatever the roll cycle's time. Trim deletes
+         * whole cycle files, so this bounds the trimmed bytes a log keeps on disk to about one cycle file (this many
+         * bytes plus one frame, at most a quarter of the block size). A cycle file rolled by size takes the next
+         * cycle number, so the newest cycle can be ahead of the wall clock (docs/providers/chronicle.md "Trim and
+         * retention").
+         *
+         * @param bytes at least {@link #MIN_ROLL_BYTES}; {@link Long#MAX_VALUE} rolls by time only; default
+         *     {@link #DEFAULT_ROLL_BYTES}
+         * @return this
+         * @throws IllegalArgumentException if {@code bytes < MIN_ROLL_BYTES}
+         */
+        public Builder rollBytes(long bytes) {
+            if (bytes < MIN_ROLL_BYTES) {
+                throw new IllegalArgumentException("option '" + OPT_ROLL_BYTES + "' must be at least "
+                        + MIN_ROLL_BYTES + " (64 KiB) bytes, got " + bytes);
+            }
+            this.rollBytes = bytes;
             return this;
         }
 

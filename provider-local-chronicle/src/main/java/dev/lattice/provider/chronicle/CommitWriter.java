@@ -134,9 +134,11 @@ final class CommitWriter {
         int c = (int) crc.getValue();
         byte[] trailer = {(byte) (c >>> 24), (byte) (c >>> 16), (byte) (c >>> 8), (byte) c};
         long reserve = frameLength + 16L;
+        q.rollIfFull();
         q.reserver.beforeDocument(q.appender.currentFile(), q.appender.cycle() != q.queue.cycle(), reserve);
         documentsBegun++;
         DocumentContext dc = q.appender.writingDocument();
+        long end;
         try {
             Bytes<?> b = dc.wire().bytes();
             q.reserver.ensure(q.appender.currentFile(), b.writePosition(), reserve);
@@ -145,13 +147,15 @@ final class CommitWriter {
                 b.write(s.payload().bytes());
             }
             b.write(trailer);
-            q.reserver.written(b.writePosition());
+            end = b.writePosition();
+            q.reserver.written(end);
         } catch (RuntimeException | Error e) {
             dc.rollbackOnClose();
             throw e;
         } finally {
             dc.close();
         }
+        q.written(end);
         return new long[]{first, q.appender.lastIndexAppended(), payload, frameLength};
     }
 

@@ -3,6 +3,7 @@ package dev.lattice.provider.chronicle;
 import dev.lattice.spi.LogId;
 import dev.lattice.spi.WalStorageException;
 import net.openhft.chronicle.bytes.SyncMode;
+import net.openhft.chronicle.core.time.TimeProvider;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.RollCycle;
@@ -24,7 +25,7 @@ import java.util.List;
  * The Chronicle queue of one log (queue part of the protocol, docs/providers/chronicle.md "On-disk layout", "Frame format",
  * "Trim and retention"): opening and
  * closing the queue, its appender, tailer and space reserver, reading one frame back by Chronicle index, forcing
- * written cycle files to disk and deleting trimmed cycle files.
+ * written cycle files to disk, rolling a full cycle file ({@link #rollIfFull}) and deleting trimmed cycle files.
  *
  * <p>Not thread-safe: used under the owning {@link LogStore}'s lock.
  */
@@ -34,6 +35,7 @@ final class LogQueue implements AutoCloseable {
     private final ChronicleConfig config;
     private final Path dir;
     private final Path queueDir;
+    private final CycleClock clock;
 
     SingleChronicleQueue queue;
     ExcerptAppender appender;
@@ -42,6 +44,11 @@ final class LogQueue implements AutoCloseable {
     private ExcerptTailer tailer;
     private FileChannel syncChannel;
     private File syncFile;
+    /** Cycle of the last frame written through this queue, {@link Integer#MIN_VALUE} before the first. */
+    private int endCycle = Integer.MIN_VALUE;
+    /** File position after the last frame written, in bytes. */
+    private long endPosition;
+    private long sizeRolls;
 
     /**
      * Opens (creating when absent) the queue in {@code <logDir>/queue}; a new queue's metadata file and directories
@@ -58,6 +65,7 @@ final class LogQueue implements AutoCloseable {
         this.config = config;
         this.dir = dir;
         this.queueDir = queueDir;
+        this.clock = new CycleClock(config.clock());
         try {
             open();
         } catch (RuntimeException | Error e) {
@@ -77,7 +85,12 @@ final class LogQueue implements AutoCloseable {
             // Chronicle writes the new metadata file through a mapping: make sure it can be backed.
             reserver.checkFreeSpace(0);
         }
-        queue = build(queueDir, config);
+        queue = build(queueDir, config, clock);
+        int last = queue.lastCycle();
+        if (last >= 0 && last != Integer.MAX_VALUE) {
+            // never before the newest cycle file, which size rolls may have put ahead of the wall clock
+            clock.advanceToCycle(last, queue.epoch(), queue.rollCycle().lengthInMillis());
+        }
         // Creating the appender also writes end-of-file markers into older cycles that lack them (after a crash).
         appender = queue.createAppender();
         appender.singleThreadedCheckDisabled(true);
@@ -109,12 +122,60 @@ final class LogQueue implements AutoCloseable {
      * @return the open queue (the caller closes it)
      */
     static SingleChronicleQueue build(Path path, ChronicleConfig config) {
+        return build(path, config, config.clock());
+    }
+
+    private static SingleChronicleQueue build(Path path, ChronicleConfig config, TimeProvider clock) {
         return SingleChronicleQueueBuilder.binary(path)
                 .blockSize(config.blockSize())
                 .rollCycle(config.rollCycle())
-                .timeProvider(config.clock())
+                .timeProvider(clock)
                 .syncMode(SyncMode.NONE)
                 .build();
+    }
+
+    /**
+     * Records where the frame just written ends (for {@link #rollIfFull}).
+     *
+     * @param end the file position after the frame's last byte
+     */
+    void written(long end) {
+        endCycle = appender.cycle();
+        endPosition = end;
+    }
+
+    /**
+     * Before a frame: when the last frame written went into the appender's current cycle file and that file holds
+     * at least {@link ChronicleConfig#rollBytes()} bytes, moves the queue's clock to the start of the next cycle,
+     * so that Chronicle writes an end-of-file marker into the full file and starts a new one with the next document.
+     * Offsets and frames are unchanged; only the Chronicle index (cycle, sequence) of later frames differs.
+     *
+     * @return true when the next document starts a new cycle file because of this call
+     * @throws WalStorageException if the clock could not be moved to a later cycle (never expected)
+     */
+    boolean rollIfFull() {
+        if (endCycle == Integer.MIN_VALUE || endPosition < config.rollBytes() || endCycle != appender.cycle()) {
+            return false;
+        }
+        int next = Math.max(endCycle, queue.lastCycle()) + 1;
+        clock.advanceToCycle(next, queue.epoch(), queue.rollCycle().lengthInMillis());
+        if (queue.cycle() < next) {
+            throw new WalStorageException(id, "cannot roll " + queueDir + " to cycle " + next + " (the queue's "
+                    + "clock is at cycle " + queue.cycle() + ")");
+        }
+        endCycle = Integer.MIN_VALUE;
+        sizeRolls++;
+        return true;
+    }
+
+    /** @return how many times this queue rolled a full cycle file (since it was opened), for tests */
+    long sizeRolls() {
+        return sizeRolls;
+    }
+
+    /** @return how far the queue's clock is ahead of the configured clock, in ms (size rolls), for tests */
+    long clockShiftMillis() {
+        return clock.shiftMillis();
     }
 
     /** @return the queue's tailer, created on first use */

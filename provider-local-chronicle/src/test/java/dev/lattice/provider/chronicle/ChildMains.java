@@ -35,6 +35,7 @@ import java.util.Random;
  *       {@code OPENED} or {@code FAILED <exception class> <message>} (one line).</li>
  *   <li>{@code follow-writer <dir> <millis> <steps> <seed>}: the writer a read-only instance follows
  *       ({@link FollowWriterMain}).</li>
+ *   <li>{@code space-writer <dir> <uri-options> <retainBytes>}: appends and trims forever ({@link SpaceWriterMain}).</li>
  * </ul>
  */
 public final class ChildMains {
@@ -63,6 +64,7 @@ public final class ChildMains {
             case "open-uri" -> openUri(out, args[1]);
             case "follow-writer" -> FollowWriterMain.run(out, Path.of(args[1]), Long.parseLong(args[2]),
                     Integer.parseInt(args[3]), Long.parseLong(args[4]));
+            case "space-writer" -> SpaceWriterMain.run(out, Path.of(args[1]), args[2], Long.parseLong(args[3]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
