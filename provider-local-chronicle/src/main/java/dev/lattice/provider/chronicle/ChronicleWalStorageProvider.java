@@ -57,14 +57,19 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
         ChronicleQuiet.properties();
     }
 
-    /** The provider implementation's version, also the on-disk format version. */
-    public static final String VERSION = "1";
+    /**
+     * The provider implementation's version, also the on-disk format version it writes: 2 since cycle files roll
+     * by size (a log's newest cycle can be ahead of the wall clock, which version 1 code must not write to).
+     */
+    public static final String VERSION = "2";
     /** Directory under the root holding one directory per log. */
     static final String LOGS_DIR = "logs";
     /** File under the root recording the on-disk format version and block size. */
     static final String FORMAT_FILE = "lattice-chronicle.format";
     private static final int FORMAT_MAGIC = 0x4C434647;
-    private static final long FORMAT_VERSION = 1;
+    private static final long FORMAT_VERSION = 2;
+    /** Version 1: the same files; cycles were picked by the wall clock only. Opened, and raised to 2 by a writer. */
+    private static final long FORMAT_VERSION_1 = 1;
 
     private final ChronicleConfig config;
     private final ProviderDescriptor descriptor;
@@ -147,9 +152,13 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             }
             return config;
         }
-        if (f[0] != FORMAT_VERSION) {
+        if (f[0] != FORMAT_VERSION && f[0] != FORMAT_VERSION_1) {
             throw new IllegalArgumentException("chronicle directory " + root + " has format version " + f[0]
-                    + "; this provider reads version " + FORMAT_VERSION);
+                    + "; this provider reads versions " + FORMAT_VERSION_1 + " and " + FORMAT_VERSION);
+        }
+        if (f[0] == FORMAT_VERSION_1 && !config.readOnly()) {
+            // before the first size roll: from here on a provider that picks cycles by the wall clock must refuse
+            SmallFiles.writeRecord(null, file, FORMAT_MAGIC, FORMAT_VERSION, f[1]);
         }
         if (f[1] != config.blockSize()) {
             if (config.blockSizeExplicit() && !config.readOnly()) {

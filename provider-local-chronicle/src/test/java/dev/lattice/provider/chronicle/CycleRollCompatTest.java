@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A directory written by the provider before cycle files rolled by size ({@link CompatFixtureWriter}: hourly cycles,
  * a trim that deleted a cycle file, a checkpoint, a clean close, then a tail written without a close) opens with
- * every retained entry, its checkpoint and its trims, takes appends that roll by size, trims its old hourly files
- * away, and opens again.
+ * every retained entry, its checkpoint and its trims (also read-only), takes appends that roll by size, trims its
+ * old hourly files away, and opens again; its format record goes from version 1 to 2 at the writer's open.
  */
 class CycleRollCompatTest {
 
@@ -82,6 +82,11 @@ class CycleRollCompatTest {
         }
     }
 
+    /** @return the directory's format record: version, block size */
+    private long[] formatRecord() {
+        return SmallFiles.readRecord(null, dir.resolve(ChronicleWalStorageProvider.FORMAT_FILE), 0x4C434647, 2);
+    }
+
     private WalStorageProvider open() {
         return ChronicleWalStorageProvider.open(ChronicleConfig.builder(dir).rollBytes(64 << 10).build());
     }
@@ -92,7 +97,15 @@ class CycleRollCompatTest {
         LogId main = CompatFixtureWriter.MAIN;
         LogId emptied = CompatFixtureWriter.EMPTIED;
         assertThat(cycleFiles(main)).containsExactly("20261130-11F.cq4", "20261130-13F.cq4", "20261130-14F.cq4");
+        assertThat(formatRecord()).containsExactly(1L, 1L << 20);
+        try (WalStorageProvider reader = ChronicleWalStorageProvider.open(ChronicleConfig.builder(dir).readOnly(true)
+                .build())) {
+            assertThat(readAll(reader, main)).as("a read-only instance reads version 1").isEqualTo(999);
+        }
+        assertThat(formatRecord()).as("a read-only instance changes nothing").containsExactly(1L, 1L << 20);
         try (WalStorageProvider p = open()) {
+            assertThat(formatRecord()).as("a writer raises the format version before its first size roll, so "
+                    + "the code before refuses the directory").containsExactly(2L, 1L << 20);
             LogState s = p.state(main);
             assertThat(s.trimWatermark()).isEqualTo(349);
             assertThat(s.lowestOffset()).isEqualTo(350);
