@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A scan over a tree's partitions: a k-way merge of the partitions' ordered iterators, reading each key as of the
  * snapshot taken when the scan started (atomic writes published later are not seen, and none is seen in part).
- * The merge is a binary heap of one reusable source per partition, replaced at the top for each entry, so the
- * merge allocates nothing per entry beyond the {@link TreeEntry} it hands out; a one-partition scan skips the heap.
+ * The merge is a loser tree over one reusable source per partition: each entry costs one comparison per tree level
+ * (log2 of the partition count) and no allocation beyond the {@link TreeEntry} it hands out; a one-partition scan
+ * has no tree levels and compares nothing.
  * One thread at a time.
  */
 final class MergeCursor implements ScanCursor {
@@ -63,8 +64,12 @@ final class MergeCursor implements ScanCursor {
 
     private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
 
-    private final Source[] heap;
-    private int size;
+    /** Stands in for every source once the cursor is closed. */
+    private static final Source DONE = new Source(java.util.Collections.emptyIterator());
+
+    private final Source[] src;
+    /** Loser tree: {@code tree[0]} is the index of the winning source, {@code tree[1..k-1]} the losers. */
+    private final int[] tree;
     private final boolean reverse;
     private final long snapshot;
     private final java.lang.ref.Cleaner.Cleanable lease;
@@ -73,53 +78,60 @@ final class MergeCursor implements ScanCursor {
     /**
      * Takes over {@code snapshot}, opened before the iterators were created; releases it when done.
      *
-     * @param its the partitions' iterators, each ascending (descending when {@code reverse})
+     * @param its the partitions' iterators, each ascending (descending when {@code reverse}), their keys disjoint
      */
     MergeCursor(List<Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis, long snapshot) {
         this.reverse = reverse;
         this.snapshot = snapshot;
         this.lease = CLEANER.register(this, new SnapshotLease(vis, snapshot));
-        this.heap = new Source[its.size()];
-        for (Iterator<Map.Entry<String, Object>> it : its) {
-            Source s = new Source(it);
-            if (s.advance(snapshot)) {
-                heap[size++] = s;
-            }
+        int k = Math.max(1, its.size());
+        this.src = new Source[k];
+        this.tree = new int[k];
+        for (int i = 0; i < its.size(); i++) {
+            Source s = new Source(its.get(i));
+            s.advance(snapshot);
+            src[i] = s;
         }
-        for (int i = size / 2 - 1; i >= 0; i--) {
-            siftDown(i);
+        if (its.isEmpty()) {
+            src[0] = DONE;
         }
-        if (size == 0) {
+        tree[0] = build(1);
+        if (src[tree[0]].key == null) {
             close();
         }
     }
 
+    /** Plays the subtree under {@code node} (leaves are {@code k..2k-1}); stores its loser, returns its winner. */
+    private int build(int node) {
+        int k = src.length;
+        if (node >= k) {
+            return node - k;
+        }
+        int a = build(2 * node);
+        int b = build(2 * node + 1);
+        if (before(src[b], src[a])) {
+            tree[node] = a;
+            return b;
+        }
+        tree[node] = b;
+        return a;
+    }
+
+    /** @return true when {@code a} comes before {@code b}; a finished source comes after every other */
     private boolean before(Source a, Source b) {
+        if (a.key == null) {
+            return false;
+        }
+        if (b.key == null) {
+            return true;
+        }
         int c = a.key.compareTo(b.key);
         return reverse ? c > 0 : c < 0;
     }
 
-    private void siftDown(int i) {
-        Source s = heap[i];
-        int half = size >>> 1;
-        while (i < half) {
-            int child = 2 * i + 1;
-            int right = child + 1;
-            if (right < size && before(heap[right], heap[child])) {
-                child = right;
-            }
-            if (!before(heap[child], s)) {
-                break;
-            }
-            heap[i] = heap[child];
-            i = child;
-        }
-        heap[i] = s;
-    }
-
     @Override
     public boolean hasNext() {
-        return !closed && size > 0;
+        return !closed && src[tree[0]].key != null;
     }
 
     @Override
@@ -127,15 +139,20 @@ final class MergeCursor implements ScanCursor {
         if (!hasNext()) {
             throw new NoSuchElementException();
         }
-        Source top = heap[0];
+        int w = tree[0];
+        Source top = src[w];
         TreeEntry out = new TreeEntry(top.key, top.value.value(), top.value.version());
-        if (!top.advance(snapshot)) {
-            heap[0] = heap[--size];
-            heap[size] = null;
+        top.advance(snapshot);
+        int[] t = tree;
+        for (int node = (w + src.length) >>> 1; node > 0; node >>>= 1) { // replay the winner's path to the root
+            int other = t[node];
+            if (before(src[other], src[w])) {
+                t[node] = w;
+                w = other;
+            }
         }
-        if (size > 1) {
-            siftDown(0);
-        } else if (size == 0) {
+        t[0] = w;
+        if (src[w].key == null) {
             lease.clean();
         }
         return out;
@@ -144,10 +161,7 @@ final class MergeCursor implements ScanCursor {
     @Override
     public void close() {
         closed = true;
-        for (int i = 0; i < size; i++) {
-            heap[i] = null;
-        }
-        size = 0;
+        java.util.Arrays.fill(src, DONE); // the partitions' iterators (and the layer sets they pin) become garbage
         lease.clean();
     }
 }

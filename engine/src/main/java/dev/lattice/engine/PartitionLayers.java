@@ -220,7 +220,8 @@ final class PartitionLayers {
      * compaction) until the iterator is exhausted or unreachable.
      *
      * @param memtable the memtable's range view, in scan order
-     * @return entries whose values are {@link Versioned}, in scan order
+     * @return entries whose values are {@link Versioned}, in scan order; one entry object refilled for each key
+     *     (read it before the next call)
      */
     Iterator<Map.Entry<String, Object>> scan(NavigableMap<String, Object> memtable, String from, String to,
                                              boolean reverse, long snapshot) {
@@ -309,6 +310,7 @@ final class PartitionLayers {
         private final long snapshot;
         final Release release;
         private final List<Head> same = new ArrayList<>();
+        private final Slot slot = new Slot();
         private Map.Entry<String, Object> next;
 
         ScanMerge(NavigableMap<String, Object> memtable, Layers l, String from, String to, boolean reverse,
@@ -366,7 +368,7 @@ final class PartitionLayers {
                     }
                 }
                 if (found instanceof Versioned v) {
-                    next = Map.entry(key, v);
+                    next = slot.set(key, v);
                 }
             }
             if (next == null) {
@@ -383,6 +385,36 @@ final class PartitionLayers {
             Map.Entry<String, Object> e = next;
             next = null;
             return e;
+        }
+    }
+
+    /**
+     * The one entry a partition scan hands out, refilled for each key: its readers (the merge of partitions, the
+     * read filter) copy key and value out before they ask for the next, so scans allocate no entry per key.
+     */
+    static final class Slot implements Map.Entry<String, Object> {
+        private String key;
+        private Object value;
+
+        Slot set(String k, Object v) {
+            key = k;
+            value = v;
+            return this;
+        }
+
+        @Override
+        public String getKey() {
+            return key;
+        }
+
+        @Override
+        public Object getValue() {
+            return value;
+        }
+
+        @Override
+        public Object setValue(Object v) {
+            throw new UnsupportedOperationException();
         }
     }
 

@@ -252,7 +252,8 @@ final class PartitionState {
 
     /**
      * The visible entries in {@code [from, to)} as of {@code snapshot}; values are memtable objects (read them with
-     * {@link #at(Object, long)}) while no layer exists below the memtable, {@link Versioned} otherwise.
+     * {@link #at(Object, long)}) while no layer exists below the memtable, {@link Versioned} otherwise. With layers
+     * below (or range deletes, or expiring values) one entry object is refilled for each key: read it before the next.
      */
     java.util.Iterator<Map.Entry<String, Object>> scan(String from, String to, boolean reverse, long snapshot) {
         List<MemRange> rs = ranges.list;

@@ -41,13 +41,15 @@ final class ReadFilter {
 
     /**
      * Filters a partition scan: entries become {@link Versioned} values as of {@code snapshot}, without those
-     * {@link #hidden} hides. The layers' range deletes are read once the first entry is asked for.
+     * {@link #hidden} hides. The layers' range deletes are read once the first entry is asked for. One entry object
+     * is refilled for each key (read it before the next call).
      */
     static Iterator<Map.Entry<String, Object>> filter(Iterator<Map.Entry<String, Object>> in, long snapshot,
                                                       long nowMillis, List<MemRange> memtable, PartitionLayers owner,
                                                       Map<RangeTombstone, Txn> gates) {
         PartitionLayers.Layers layers = owner.current();
         return new Iterator<>() {
+            private final PartitionLayers.Slot slot = new PartitionLayers.Slot();
             private Map.Entry<String, Object> next;
 
             @Override
@@ -56,7 +58,7 @@ final class ReadFilter {
                     Map.Entry<String, Object> e = in.next();
                     Versioned v = PartitionState.at(e.getValue(), snapshot);
                     if (v != null && !hidden(e.getKey(), v, snapshot, nowMillis, memtable, layers, gates)) {
-                        next = Map.entry(e.getKey(), v);
+                        next = slot.set(e.getKey(), v);
                     }
                 }
                 return next != null;

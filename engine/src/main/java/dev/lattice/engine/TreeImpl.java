@@ -987,12 +987,17 @@ final class TreeImpl implements PartialTree {
         long snapshot = vis.openSnapshot();
         LogPipeline[] h = hosted;
         List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(h.length);
-        for (LogPipeline p : h) {
-            p.proveFenceForRead();
-            if (partial) {
-                cluster.awaitResolved(p, null, fromInclusive, toExclusive, false);
+        try {
+            for (LogPipeline p : h) {
+                p.proveFenceForRead();
+                if (partial) {
+                    cluster.awaitResolved(p, null, fromInclusive, toExclusive, false);
+                }
+                its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
             }
-            its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
+        } catch (RuntimeException e) {
+            vis.closeSnapshot(snapshot); // no cursor takes it over
+            throw e;
         }
         return new MergeCursor(its, reverse, vis, snapshot);
     }
@@ -1093,8 +1098,14 @@ final class TreeImpl implements PartialTree {
         cluster.awaitResolved(lp, null, fromInclusive, toExclusive, false);
         Visibility vis = ctx.atomics.visibility;
         long snapshot = vis.openSnapshot();
-        return new MergeCursor(List.of(lp.state.scan(fromInclusive, toExclusive, reverse, snapshot)), reverse, vis,
-                snapshot);
+        java.util.Iterator<Map.Entry<String, Object>> it;
+        try {
+            it = lp.state.scan(fromInclusive, toExclusive, reverse, snapshot);
+        } catch (RuntimeException e) {
+            vis.closeSnapshot(snapshot);
+            throw e;
+        }
+        return new MergeCursor(List.of(it), reverse, vis, snapshot);
     }
 
     @Override
