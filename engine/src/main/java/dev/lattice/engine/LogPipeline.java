@@ -54,7 +54,8 @@ final class LogPipeline {
 
     private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
 
-    private static final class Batch {
+    /** A batch in flight; as a step, its stage. */
+    private final class Batch implements Runnable {
         final List<PendingWrite> writes;
         final EncodedBatch encoded;
         BatchState st = BatchState.STAGING;
@@ -65,7 +66,33 @@ final class LogPipeline {
             this.writes = writes;
             this.encoded = encoded;
         }
+
+        @Override
+        public void run() {
+            runStage(this);
+        }
     }
+
+    /** The commit step, reused: one commit runs at a time (under {@link #committing}). */
+    private final class CommitStep implements Runnable {
+        /** The staged batches at the head that this commit covers; filled under lock when the commit is started. */
+        final ArrayList<Batch> ready = new ArrayList<>();
+
+        @Override
+        public void run() {
+            runCommit(ready, false);
+        }
+    }
+
+    private final CommitStep commitStep = new CommitStep();
+    // calls and overdue actions as objects made once (no capturing lambda per write)
+    private final java.util.function.Consumer<Batch> stageFn = this::stageBatch;
+    private final java.util.function.Consumer<Batch> commitFn = this::commitThrough;
+    private final java.util.function.Consumer<CallWatchdog.Watch> overdueAnswering = w -> overdue(w, true);
+    private final java.util.function.Consumer<CallWatchdog.Watch> overdueQuiet = w -> overdue(w, false);
+    // the batch being cut (under lock), reused
+    private final ArrayList<PendingWrite> cutWrites = new ArrayList<>();
+    private final ArrayList<byte[]> cutEntries = new ArrayList<>();
 
     final LogId log;
     final PartitionState state;
@@ -930,8 +957,11 @@ final class LogPipeline {
      * @return false when nothing was taken from the queue (its head waits)
      */
     private boolean cut() {
-        List<PendingWrite> ws = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
-        List<byte[]> entries = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
+        ArrayList<PendingWrite> ws = cutWrites;
+        ArrayList<byte[]> entries = cutEntries;
+        ws.clear();
+        entries.clear();
+        conditions.forget(ws); // the list is reused: what the gate knew of it belongs to an earlier cut
         long bytes = 0;
         boolean took = false;
         while (!queue.isEmpty() && ws.size() < maxBatchEntries) {
@@ -958,19 +988,25 @@ final class LogPipeline {
             ws.add(w);
             entries.add(w.entry);
         }
-        if (ws.isEmpty()) {
+        int n = ws.size();
+        if (n == 0) {
             space.signalAll();
             updateSaturation();
             return took;
         }
-        Batch b = new Batch(ws, EncodedBatch.of(nextOffset, BatchId.random(), entries));
-        nextOffset += ws.size();
+        // a lone write's batch holds immutable one-element lists (EncodedBatch keeps such a list without a copy)
+        Batch b = n == 1
+                ? new Batch(List.of(ws.get(0)), EncodedBatch.of(nextOffset, BatchId.random(), List.of(entries.get(0))))
+                : new Batch(new ArrayList<>(ws), EncodedBatch.of(nextOffset, BatchId.random(), entries));
+        ws.clear();
+        entries.clear();
+        nextOffset += n;
         // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
         boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();
         inFlight.add(b);
         inFlightGauge.set(inFlight.size());
         staging++;
-        batchEntries.record(ws.size());
+        batchEntries.record(n);
         batchBytes.record(bytes);
         space.signalAll();
         updateSaturation();
@@ -978,7 +1014,7 @@ final class LogPipeline {
             committing = true;
             dispatch(() -> runStageAndCommit(b), b, true);
         } else {
-            dispatch(() -> runStage(b), b, true);
+            dispatch(b, b, true);
         }
         return true;
     }
@@ -1013,8 +1049,16 @@ final class LogPipeline {
     }
 
     private Throwable stageCall(Batch b) {
-        return retry.run("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
-                .error();
+        return retry.run("stage", stageFn, b, ctx.stats.stageCalls, stageTimer).error();
+    }
+
+    private void stageBatch(Batch b) {
+        provider.stage(log, fence, b.encoded);
+    }
+
+    /** Commits through the last offset of {@code last}, the last batch of a commit. */
+    private void commitThrough(Batch last) {
+        provider.commit(log, fence, last.encoded.lastOffset());
     }
 
     private void runStage(Batch b) {
@@ -1055,7 +1099,7 @@ final class LogPipeline {
             return;
         }
         b.st = BatchState.COMMITTING;
-        runCommit(List.of(b), b.encoded.lastOffset(), true);
+        runCommit(List.of(b), true);
     }
 
     // ------------------------------------------------------------------ commit
@@ -1064,49 +1108,59 @@ final class LogPipeline {
         if (committing || failed || recovering || fatal != null) {
             return;
         }
-        List<Batch> ready = new ArrayList<>();
-        for (Batch b : inFlight) {
-            if (b.st != BatchState.STAGED) {
-                break;
-            }
-            ready.add(b);
-        }
-        if (ready.isEmpty()) {
+        Batch head = inFlight.peek();
+        if (head == null || head.st != BatchState.STAGED) {
             return;
         }
-        committing = true;
-        for (Batch b : ready) {
-            b.st = BatchState.COMMITTING;
+        ArrayList<Batch> ready = commitStep.ready;
+        ready.clear();
+        if (inFlight.size() == 1) {
+            ready.add(head);
+        } else {
+            for (Batch b : inFlight) {
+                if (b.st != BatchState.STAGED) {
+                    break;
+                }
+                ready.add(b);
+            }
         }
-        long through = ready.get(ready.size() - 1).encoded.lastOffset();
-        dispatch(() -> runCommit(ready, through, false), ready.get(0), false);
+        committing = true;
+        for (int i = 0, n = ready.size(); i < n; i++) {
+            ready.get(i).st = BatchState.COMMITTING;
+        }
+        dispatch(commitStep, head, false);
     }
 
     /**
      * Commits {@code ready} (the staged batches at the head), applies them and answers their callers: blocking
      * callers at once, asynchronous ones after the log moved on ({@link #completeCallers}).
      *
+     * @param ready the batches, in offset order; may be {@link CommitStep#ready}, which the next commit refills once
+     *     this one let go of the commit role
      * @param fromStage true when this step also staged the (single) batch and still counts as staging
      */
-    private void runCommit(List<Batch> ready, long through, boolean fromStage) {
+    private void runCommit(List<Batch> ready, boolean fromStage) {
         long started = System.nanoTime();
-        ProviderRetry.Outcome outcome = retry.run("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
+        int n = ready.size();
+        ProviderRetry.Outcome outcome = retry.run("commit", commitFn, ready.get(n - 1), ctx.stats.commitCalls,
                 commitTimer);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
             lastFenceProofNanos = started;
             boolean callersLeft = false;
-            for (Batch b : ready) {
-                callersLeft |= apply(b);
+            for (int i = 0; i < n; i++) {
+                callersLeft |= apply(ready.get(i));
             }
+            // asynchronous callers are answered after the commit role is let go: keep the batches apart
+            List<Batch> toComplete = callersLeft ? new ArrayList<>(ready) : null;
             maybeStartCheckpoint();
             lock.lock();
             try {
                 if (fromStage) {
                     staging--;
                 }
-                for (int i = 0; i < ready.size(); i++) {
+                for (int i = 0; i < n; i++) {
                     inFlight.poll();
                 }
                 inFlightGauge.set(inFlight.size());
@@ -1118,8 +1172,8 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            if (callersLeft) {
-                completeCallers(ready);
+            if (toComplete != null) {
+                completeCallers(toComplete);
             }
         } else {
             lock.lock();
@@ -1128,7 +1182,8 @@ final class LogPipeline {
                     staging--;
                 }
                 committing = false;
-                for (Batch b : ready) {
+                for (int i = 0; i < n; i++) {
+                    Batch b = ready.get(i);
                     b.st = BatchState.FAILED;
                     b.uncertain |= uncertain;
                 }
@@ -1142,11 +1197,13 @@ final class LogPipeline {
     }
 
     /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
-    private void watchedWrite(String op, Runnable call) {
-        watched(op, true, () -> {
-            call.run();
-            return null;
-        });
+    private void watchedWrite(String op, java.util.function.Consumer<Object> call, Object arg) {
+        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, overdueAnswering);
+        try {
+            call.accept(arg);
+        } finally {
+            unwatch(w);
+        }
     }
 
     /**
@@ -1154,27 +1211,33 @@ final class LogPipeline {
      * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
      */
     private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, watch -> overdue(watch, answers));
+        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, answers ? overdueAnswering : overdueQuiet);
         try {
             return call.get();
         } finally {
-            w.close();
-            if (w.fired) {
-                lock.lock();
-                try {
-                    w.returned = true;
-                    if (w.counted) {
-                        overdueCalls--;
-                        updateSaturation();
-                        space.signalAll();
-                    }
-                } finally {
-                    lock.unlock();
-                }
-                LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
-            }
+            unwatch(w);
         }
+    }
+
+    /** The call returned: closes its watch; when it was overdue, writes are admitted again. */
+    private void unwatch(CallWatchdog.Watch w) {
+        w.close();
+        if (!w.fired) {
+            return;
+        }
+        lock.lock();
+        try {
+            w.returned = true;
+            if (w.counted) {
+                overdueCalls--;
+                updateSaturation();
+                space.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+        LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
     }
 
     /** Watchdog thread: a call passed its deadline. */
