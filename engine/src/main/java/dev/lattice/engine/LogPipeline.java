@@ -9,21 +9,15 @@ import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.WalStorageException;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -112,10 +106,8 @@ final class LogPipeline {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition space = lock.newCondition();
     private final Condition changed = lock.newCondition();
-    private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
-    // asynchronous writes waiting for room in the queue (bounded like the queue; see submitAsync)
-    private final ArrayDeque<PendingWrite> overflow = new ArrayDeque<>();
-    private long queuedBytes;
+    // admitted writes, and asynchronous writes waiting for room (see submitAsync)
+    private final AdmissionQueue queue;
     private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
     private int staging;
     private boolean committing;
@@ -140,10 +132,9 @@ final class LogPipeline {
     // when a call last proved the fence current (a commit or an ownership check)
     private volatile long lastFenceProofNanos = System.nanoTime();
     private final AtomicBoolean fenceCheckRunning = new AtomicBoolean();
-    // why the last checkpoint was refused or failed, null when the last one succeeded
-    private volatile HealthIssue checkpointIssue;
+    // publishes checkpoints and trims; knows why the last one was refused or failed
+    private final CheckpointPublisher checkpoints;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
-    private final AtomicInteger inFlightGauge = new AtomicInteger();
 
     // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
     private final KeyLocks keyLocks = new KeyLocks();
@@ -151,31 +142,16 @@ final class LogPipeline {
     private final ConditionGate conditions;
     private final ProviderRetry retry;
 
-    // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
-    private long entriesSinceCheckpoint;
-    private long bytesSinceCheckpoint;
-    private long batchesSinceCheckpoint;
+    // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
+    private final CheckpointPolicy policy;
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
     // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
     private boolean checkpointDue;
     // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
     private volatile boolean flushRequested;
     private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
-    private volatile long lastCheckpointOffset;
 
-    private final Timer stageTimer;
-    private final Timer commitTimer;
-    private final Timer appendLatency;
-    private final Timer admissionWait;
-    private final DistributionSummary batchEntries;
-    private final DistributionSummary batchBytes;
-    private final Counter retries;
-    private final Timer checkpointTimer;
-    private final DistributionSummary checkpointBytes;
-    private final Counter trims;
-    private final Counter overdue;
-    private final Counter checkpointsRefused;
-    private final Tags tags;
+    private final PipelineMeters meters;
     /** Flush and compaction when the provider has a run store; null otherwise (whole-partition checkpoints). */
     private volatile RunMaintenance lsm;
 
@@ -191,42 +167,23 @@ final class LogPipeline {
         this.state = state;
         this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
-        this.lastCheckpointOffset = lastCheckpointOffset;
         this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
-        this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
-        this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
+        this.queue = new AdmissionQueue(ctx.config);
+        this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
         adoptProviderTraits();
-        EngineMeters m = ctx.meters;
-        this.tags = m.tags("tree", log.tree(), "partition", Integer.toString(log.partition()), "provider", handle.key());
-        this.stageTimer = m.timer("lattice.append.stage", "provider stage calls", tags);
-        this.commitTimer = m.timer("lattice.append.commit", "provider commit calls", tags);
-        this.appendLatency = m.timer("lattice.append.latency", "admission to completion of a write", tags);
-        this.admissionWait = m.timer("lattice.admission.wait", "time writes waited for room in the admission queue",
-                tags);
-        this.batchEntries = m.summary("lattice.batch.entries", "entries per committed batch", "entries", tags);
-        this.batchBytes = m.summary("lattice.batch.bytes", "bytes per committed batch", "bytes", tags);
-        this.retries = m.counter("lattice.retries", "provider calls retried after a transient failure", "calls", tags);
-        this.checkpointTimer = m.timer("lattice.checkpoint.duration", "checkpoint snapshot, upload and trim", tags);
-        this.checkpointBytes = m.summary("lattice.checkpoint.bytes", "bytes per published checkpoint", "bytes", tags);
-        this.trims = m.counter("lattice.trim", "log trims after a checkpoint", "trims", tags);
-        this.overdue = m.counter("lattice.provider.overdue",
-                "provider calls still running at their deadline (LatticeConfig providerCallTimeout)", "calls", tags);
-        this.checkpointsRefused = m.counter("lattice.checkpoint.refused",
-                "checkpoints not uploaded because they exceed the provider's maxCheckpointBytes", "checkpoints",
-                tags.and("reason", "too_large"));
-        m.gauge("lattice.inflight.batches", "batches staged and not yet committed", "batches", tags,
-                inFlightGauge::get);
-        m.gauge("lattice.admission.queued", "writes waiting in the admission queue", "writes", tags, this::queuedSize);
+        this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
+        this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
         this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
     }
 
     /** Sets up flush and compaction; collects orphan runs and converts a whole-partition checkpoint in the background. */
     private RunMaintenance startRunMaintenance() {
-        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall, tags);
+        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall,
+                meters.tags);
         if (state.loadedManifest != null) {
             r.loaded(state.loadedManifest);
         }
-        registerRunGauges();
+        meters.runGauges(state);
         return r;
     }
 
@@ -250,15 +207,6 @@ final class LogPipeline {
 
     /** Delay between a tree's open and its logs' orphan collection, conversion and due compactions. */
     static final long AFTER_OPEN_DELAY_MILLIS = 2_000;
-
-    private void registerRunGauges() {
-        ctx.meters.gauge("lattice.memtable.bytes", "estimated bytes of the partition's memtable", "bytes", tags,
-                () -> state.memtableBytes);
-        ctx.meters.gauge("lattice.runs", "live runs of the partition", "runs", tags,
-                () -> state.layers.current().runs().size());
-        ctx.meters.gauge("lattice.runs.bytes", "bytes of the partition's live runs", "bytes", tags,
-                () -> state.layers.current().runs().stream().mapToLong(h -> h.ref.lengthBytes()).sum());
-    }
 
     /**
      * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
@@ -473,11 +421,11 @@ final class LogPipeline {
             if (descriptor.has(ProviderFeature.RUNS)) {
                 state.layers.rebind(provider.runs(), ctx.blockCache);
                 RunMaintenance next = new RunMaintenance(log, provider.runs(), targetFence, state, ctx,
-                        this::maintenanceCall, tags);
+                        this::maintenanceCall, meters.tags);
                 if (old != null) {
                     next.inherit(old);
                 } else {
-                    registerRunGauges();
+                    meters.runGauges(state);
                 }
                 lsm = next;
             } else {
@@ -610,7 +558,7 @@ final class LogPipeline {
                 PendingWrite w = ws.get(i);
                 w.waiter = me; // wakes the caller when answered (and may be handed steps, for local calls)
                 if (closing || refusal() != null || keyLocks.blocks(w)
-                        || !overflow.isEmpty() || !hasRoom(w)) {
+                        || !queue.overflowEmpty() || !queue.hasRoom(w)) {
                     break; // the general path below answers or parks it
                 }
                 enqueue(w);
@@ -671,7 +619,7 @@ final class LogPipeline {
                     keyLocks.park(w);
                     return;
                 }
-                if (overflow.isEmpty() && hasRoom(w)) {
+                if (queue.overflowEmpty() && queue.hasRoom(w)) {
                     break;
                 }
                 if (!waited) {
@@ -682,7 +630,7 @@ final class LogPipeline {
                 if (left <= 0) {
                     fail(w, new LatticeSaturatedException("log " + log
                             + " admission queue stayed full for " + ctx.config.admissionTimeout.toMillis() + " ms ("
-                            + queue.size() + " writes, " + queuedBytes + " bytes queued)", failure));
+                            + queue.size() + " writes, " + queue.bytes() + " bytes queued)", failure));
                     updateSaturation();
                     return;
                 }
@@ -696,7 +644,7 @@ final class LogPipeline {
                 }
             }
             if (waited) {
-                admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                meters.admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             }
             enqueue(w);
             updateSaturation();
@@ -729,13 +677,11 @@ final class LogPipeline {
                 keyLocks.park(w);
                 return;
             }
-            if (overflow.isEmpty() && hasRoom(w)) {
+            if (queue.overflowEmpty() && queue.hasRoom(w)) {
                 enqueue(w);
-            } else if (overflow.size() < ctx.config.maxQueuedEntriesPerLog) {
-                overflow.add(w);
-            } else {
+            } else if (!queue.offerOverflow(w)) {
                 fail(w, new LatticeSaturatedException("log " + log + " admission queue is full ("
-                        + queue.size() + " writes, " + queuedBytes + " bytes queued) and " + overflow.size()
+                        + queue.size() + " writes, " + queue.bytes() + " bytes queued) and " + queue.overflowSize()
                         + " asynchronous writes already wait for room; refused at once (asynchronous writes never"
                         + " block; a blocking write waits up to " + ctx.config.admissionTimeout.toMillis()
                         + " ms, LatticeConfig admissionTimeout)", failure));
@@ -761,24 +707,16 @@ final class LogPipeline {
     /** Under lock: puts an admitted write in the queue. */
     private void enqueue(PendingWrite w) {
         queue.add(w);
-        queuedBytes += w.entry.length;
     }
 
     /** Under lock: moves asynchronous writes that waited for room into the queue, in order, while there is room. */
     private void admitOverflow() {
-        PendingWrite w;
-        while ((w = overflow.peek()) != null && hasRoom(w)) {
-            overflow.poll();
-            enqueue(w);
-        }
+        queue.admitOverflow();
     }
 
     /** Under lock: fails the asynchronous writes still waiting for room. */
     private void failOverflow(java.util.function.Supplier<RuntimeException> cause) {
-        PendingWrite w;
-        while ((w = overflow.poll()) != null) {
-            fail(w, cause.get());
-        }
+        queue.drainOverflow(w -> fail(w, cause.get()));
     }
 
     /** Under lock: why a new write is refused at once, or null. */
@@ -862,11 +800,6 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-    }
-
-    private boolean hasRoom(PendingWrite w) {
-        return queue.isEmpty() || (queue.size() < ctx.config.maxQueuedEntriesPerLog
-                && queuedBytes + w.entry.length <= ctx.config.maxQueuedBytesPerLog);
     }
 
     // ------------------------------------------------------------------ batching
@@ -974,7 +907,6 @@ final class LogPipeline {
             }
             queue.poll();
             took = true;
-            queuedBytes -= w.entry.length;
             w.version = w.versionSource != null ? w.versionSource.getAsLong() : tree.nextVersion();
             if (w.conditional) {
                 Object failed = conditions.decide(w);
@@ -1004,10 +936,10 @@ final class LogPipeline {
         // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
         boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();
         inFlight.add(b);
-        inFlightGauge.set(inFlight.size());
+        meters.inFlight(inFlight.size());
         staging++;
-        batchEntries.record(n);
-        batchBytes.record(bytes);
+        meters.batchEntries.record(n);
+        meters.batchBytes.record(bytes);
         space.signalAll();
         updateSaturation();
         if (leads) {
@@ -1034,7 +966,7 @@ final class LogPipeline {
      * once, an asynchronous one on the I/O pool (its continuation must not run under this log's lock).
      */
     private void answerUnlogged(PendingWrite w, Object answer) {
-        appendLatency.record(System.nanoTime() - w.admittedNanos, TimeUnit.NANOSECONDS);
+        meters.appendLatency.record(System.nanoTime() - w.admittedNanos, TimeUnit.NANOSECONDS);
         StepRunner r = w.waiter;
         if (r != null) {
             w.future.complete(answer);
@@ -1049,7 +981,7 @@ final class LogPipeline {
     }
 
     private Throwable stageCall(Batch b) {
-        return retry.run("stage", stageFn, b, ctx.stats.stageCalls, stageTimer).error();
+        return retry.run("stage", stageFn, b, ctx.stats.stageCalls, meters.stage).error();
     }
 
     private void stageBatch(Batch b) {
@@ -1143,7 +1075,7 @@ final class LogPipeline {
         long started = System.nanoTime();
         int n = ready.size();
         ProviderRetry.Outcome outcome = retry.run("commit", commitFn, ready.get(n - 1), ctx.stats.commitCalls,
-                commitTimer);
+                meters.commit);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
@@ -1163,7 +1095,7 @@ final class LogPipeline {
                 for (int i = 0; i < n; i++) {
                     inFlight.poll();
                 }
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 committing = false;
                 maybeCheckpointIdle();
                 pump();
@@ -1242,7 +1174,7 @@ final class LogPipeline {
 
     /** Watchdog thread: a call passed its deadline. */
     private void overdue(CallWatchdog.Watch w, boolean answers) {
-        overdue.increment();
+        meters.overdue.increment();
         lastTroubleNanos = System.nanoTime();
         LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what(),
                 ctx.watchdog.timeoutMillis());
@@ -1263,12 +1195,8 @@ final class LogPipeline {
             for (Batch b : inFlight) {
                 failAll(b, true, cause);
             }
-            PendingWrite q;
-            while ((q = queue.poll()) != null) {
-                fail(q, new WriteFailedException("log " + log + ": the write was not sent: "
-                        + cause.getMessage(), cause));
-            }
-            queuedBytes = 0;
+            queue.drain(q -> fail(q, new WriteFailedException("log " + log + ": the write was not sent: "
+                    + cause.getMessage(), cause)));
             failOverflow(() -> new WriteFailedException("log " + log + ": the write was not sent: "
                     + cause.getMessage(), cause));
             updateSaturation();
@@ -1305,9 +1233,7 @@ final class LogPipeline {
         }
         state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
-        entriesSinceCheckpoint += n;
-        bytesSinceCheckpoint += b.encoded.payloadBytes();
-        batchesSinceCheckpoint++;
+        policy.applied(n, b.encoded.payloadBytes());
         ctx.stats.batchesCommitted.increment();
         ctx.stats.entriesCommitted.add(n);
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
@@ -1315,7 +1241,7 @@ final class LogPipeline {
         boolean left = false;
         for (int i = 0; i < n; i++) {
             PendingWrite w = ws.get(i);
-            appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
+            meters.appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
             StepRunner r = w.waiter;
             if (r != null) {
                 Object result = w.result;
@@ -1364,7 +1290,7 @@ final class LogPipeline {
 
     private void retried(Throwable e) {
         ctx.stats.retries.increment();
-        retries.increment();
+        meters.retries.increment();
         lastTroubleNanos = System.nanoTime();
         LOG.debug("log {}: transient provider failure, retrying: {}", log, e.toString());
     }
@@ -1374,9 +1300,7 @@ final class LogPipeline {
             failed = true;
             failure = err;
             lastTroubleNanos = System.nanoTime();
-            ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
-                    tags.and("type", err.getClass().getSimpleName()))
-                    .increment();
+            meters.providerError(err);
             LOG.warn("log {}: batch failed, recovering: {}", log, err.toString());
         }
         updateSaturation();
@@ -1389,7 +1313,7 @@ final class LogPipeline {
                     failAll(b, b.uncertain, fatal); // no-op for callers already answered
                 }
                 inFlight.clear();
-                inFlightGauge.set(0);
+                meters.inFlight(0);
                 changed.signalAll();
             }
             return;
@@ -1451,7 +1375,7 @@ final class LogPipeline {
             lock.lock();
             try {
                 inFlight.removeAll(batches);
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 if (tail != state.appliedOffset) {
                     fatal = new WalStorageException(log, "after reconcile the committed tail is " + tail
                             + " but this process applied through " + state.appliedOffset
@@ -1483,7 +1407,7 @@ final class LogPipeline {
             try {
                 fatal = fenced;
                 inFlight.removeAll(batches);
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 failQueued(fenced);
                 recovering = false;
                 updateSaturation();
@@ -1541,23 +1465,18 @@ final class LogPipeline {
                         + cause.getMessage(), cause);
         failParked(error);
         failOverflow(error);
-        PendingWrite w;
-        while ((w = queue.poll()) != null) {
-            fail(w, error.get());
-        }
-        queuedBytes = 0;
+        queue.drain(w -> fail(w, error.get()));
     }
 
     // ------------------------------------------------------------------ saturation
 
     private void updateSaturation() {
-        double fill = Math.max(queue.size() / (double) ctx.config.maxQueuedEntriesPerLog,
-                queuedBytes / (double) ctx.config.maxQueuedBytesPerLog);
+        double fill = queue.fill();
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !overflow.isEmpty()) {
+        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
             s = SaturationState.SATURATED;
-        } else if (fill >= 0.5 || recentTrouble || checkpointIssue != null) {
+        } else if (fill >= 0.5 || recentTrouble || checkpoints.issue() != null) {
             s = SaturationState.THROTTLED;
         } else {
             s = SaturationState.HEALTHY;
@@ -1572,9 +1491,7 @@ final class LogPipeline {
 
     /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
     private void maybeStartCheckpoint() {
-        if (entriesSinceCheckpoint < ctx.config.checkpointEveryEntries
-                && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes
-                && !replayTooSlow() && !memtableFull()) {
+        if (!policy.due(descriptor.replayCost(), policy.memtableFull(lsm != null, flushRequested, state))) {
             return;
         }
         if (!checkpointRunning.compareAndSet(false, true)) {
@@ -1586,9 +1503,7 @@ final class LogPipeline {
         }
         byte[] snapshot = state.snapshot();
         long through = state.appliedOffset;
-        entriesSinceCheckpoint = 0;
-        bytesSinceCheckpoint = 0;
-        batchesSinceCheckpoint = 0;
+        policy.reset();
         ctx.io.execute(() -> {
             try {
                 publishAndTrim(snapshot, through, PartitionState.SNAPSHOT_FORMAT);
@@ -1634,25 +1549,12 @@ final class LogPipeline {
         });
     }
 
-    /** True when the memtable is over its size, a flush was asked for, or a whole-partition checkpoint awaits conversion. */
-    private boolean memtableFull() {
-        if (lsm == null) {
-            return false;
-        }
-        if (flushRequested || state.legacyCheckpointLoaded) {
-            return true; // also with an empty memtable: the task runs the compactions that are due
-        }
-        return state.memtableBytes >= ctx.config.memtableBytes;
-    }
-
     /** Applier (holding the maintenance flag): freezes the memtable and flushes it in the background. */
     private void startFlush() {
         flushRequested = false;
         state.legacyCheckpointLoaded = false;
         FrozenMemtable f = state.freeze();
-        entriesSinceCheckpoint = 0;
-        bytesSinceCheckpoint = 0;
-        batchesSinceCheckpoint = 0;
+        policy.reset();
         ctx.maintenance.execute(() -> {
             try {
                 RunMaintenance r = lsm;
@@ -1670,90 +1572,48 @@ final class LogPipeline {
         });
     }
 
-    /** True when the provider's replay cost model says replaying the tail since the checkpoint is over budget. */
-    private boolean replayTooSlow() {
-        var model = descriptor.replayCost();
-        return !model.isUnknown() && model.estimateMillis(batchesSinceCheckpoint, bytesSinceCheckpoint)
-                >= ctx.config.checkpointReplayBudget.toMillis();
-    }
-
     private boolean publishAndTrim(byte[] snapshot, long through, int format) {
-        long limit = descriptor.limits().maxCheckpointBytes();
-        if (snapshot.length > limit) {
-            refuseCheckpoint(snapshot.length, limit, through);
-            return false;
+        return checkpoints.publishAndTrim(snapshot, through, format);
+    }
+
+    /** What the checkpoint publisher reaches of this log. */
+    private final class PublisherHost implements CheckpointPublisher.Host {
+        @Override
+        public dev.lattice.spi.WalStorageProvider provider() {
+            return provider;
         }
-        long t0 = System.nanoTime();
-        try {
-            watched("checkpoint publish", false, () -> {
-                provider.checkpoints().publish(log, fence, through, format, new ByteArrayInputStream(snapshot));
+
+        @Override
+        public dev.lattice.spi.ProviderDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public Fence fence() {
+            return fence;
+        }
+
+        @Override
+        public void call(String op, Runnable call) {
+            watched(op, false, () -> {
+                call.run();
                 return null;
             });
-            checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-            checkpointBytes.record(snapshot.length);
-            ctx.stats.checkpoints.increment();
-            ctx.stats.checkpointBytes.add(snapshot.length);
-            lastCheckpointOffset = through;
-        } catch (FencedException e) {
-            lostOwnership(e);
-            return false;
-        } catch (RuntimeException e) {
-            return checkpointFailed(through, e);
         }
-        // published: from here on a failure must not make the caller undo it (a manifest's runs are live now)
-        try {
-            long trimTo = ctx.feeds.trimThrough(log, through); // registered change-feed consumers may hold it back
-            if (trimTo >= 0) {
-                watched("trim", false, () -> {
-                    provider.trim(log, fence, trimTo);
-                    return null;
-                });
-                ctx.stats.trims.increment();
-                trims.increment();
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
+        }
+
+        @Override
+        public void issueChanged() {
+            lock.lock();
+            try {
+                updateSaturation();
+            } finally {
+                lock.unlock();
             }
-            watched("checkpoint delete", false, () -> {
-                provider.checkpoints().deleteBefore(log, through);
-                return null;
-            });
-            checkpointIssue = null;
-        } catch (FencedException e) {
-            lostOwnership(e);
-        } catch (RuntimeException e) {
-            checkpointFailed(through, e); // the next checkpoint trims and deletes again
-        }
-        return true;
-    }
-
-    /** Records a failed checkpoint publish, trim or delete (health issue, meters, log); returns false. */
-    private boolean checkpointFailed(long through, RuntimeException e) {
-        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
-                + through + " failed: " + e);
-        ctx.stats.checkpointFailures.increment();
-        ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
-                tags.and("type", e.getClass().getSimpleName()))
-                .increment();
-        LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
-                e.toString());
-        return false;
-    }
-
-    /** A checkpoint larger than the provider stores: nothing is uploaded, the log keeps its tail untrimmed. */
-    private void refuseCheckpoint(long bytes, long limit, long through) {
-        checkpointsRefused.increment();
-        ctx.stats.checkpointFailures.increment();
-        boolean first = checkpointIssue == null || checkpointIssue.kind() != HealthIssue.Kind.CHECKPOINT_TOO_LARGE;
-        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_TOO_LARGE, "checkpoint through offset "
-                + through + " is " + bytes + " bytes, more than provider '" + descriptor.name() + "' stores ("
-                + limit + " bytes, ProviderLimits.maxCheckpointBytes); nothing uploaded, the log is not trimmed"
-                + " and replay grows until the partition shrinks (delete data or move it to more partitions)");
-        if (first) {
-            LOG.error("log {}: {}", log, checkpointIssue.detail());
-        }
-        lock.lock();
-        try {
-            updateSaturation();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1873,7 +1733,7 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        HealthIssue cp = checkpointIssue;
+        HealthIssue cp = checkpoints.issue();
         if (cp != null) {
             out.add(cp);
         }
@@ -1928,11 +1788,8 @@ final class LogPipeline {
             // a lost log has nothing left to drain: its callers were all answered when it was lost
             drained = fatal != null || (queue.isEmpty() && inFlight.isEmpty() && !recovering);
             if (!drained) {
-                PendingWrite w;
-                while ((w = queue.poll()) != null) {
-                    fail(w, new LatticeShuttingDownException("lattice closed before the write to "
-                            + log + " was batched"));
-                }
+                queue.drain(w -> fail(w, new LatticeShuttingDownException("lattice closed before the write to "
+                        + log + " was batched")));
                 for (Batch b : inFlight) {
                     failAll(b, true, new LatticeShuttingDownException("close timed out"));
                 }
@@ -1940,7 +1797,7 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
+        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > checkpoints.lastOffset()) {
             checkpointRunning.set(true);
             try {
                 if (lsm != null) {
