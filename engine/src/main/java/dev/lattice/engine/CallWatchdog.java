@@ -18,9 +18,10 @@ final class CallWatchdog {
 
     /**
      * A registered call; closing it unregisters it. Each thread reuses one watch for its calls (no allocation per
-     * call); a nested call, or one after the thread's watch fired, gets a watch of its own.
+     * call); a nested call, or one after the thread's watch fired, gets a watch of its own. A closed watch holds
+     * neither its subject nor its action (a thread's reused watch must not keep a closed engine reachable).
      */
-    final class Watch implements AutoCloseable {
+    static final class Watch implements AutoCloseable {
         String op;
         Object subject;
         long deadlineNanos;
@@ -63,12 +64,11 @@ final class CallWatchdog {
             inUse = false;
             long s = seq.get();
             if ((s & 1) == 0 || !seq.compareAndSet(s, s + 1)) {
-                fired = true; // the watchdog took it first (its overdue action runs or ran)
-                if (resident && reusable.get() == this) {
-                    reusable.remove(); // the overdue action may still read this watch: never re-arm it
-                    residents.remove(this);
-                }
+                fired = true; // the watchdog took it first (its overdue action runs or ran): never re-armed
+                return;
             }
+            subject = null;
+            onOverdue = null;
         }
 
         /** Watchdog thread: takes the call if it is still the one seen running at {@code s}. */
@@ -110,7 +110,7 @@ final class CallWatchdog {
     Watch watch(String op, Object subject, java.util.function.Consumer<Watch> onOverdue) {
         long deadline = System.nanoTime() + timeoutNanos;
         Watch w = reusable.get();
-        if (w == null) {
+        if (w == null || w.fired) { // a fired watch may still be read by its overdue action: a new one
             w = new Watch(Thread.currentThread(), true);
             reusable.set(w);
             if (timeoutNanos > 0) {
@@ -140,6 +140,7 @@ final class CallWatchdog {
                 continue;
             }
             if (now - w.deadlineNanos >= 0 && w.take(s)) {
+                residents.remove(w); // never re-armed (its thread makes a new one)
                 fire(w);
             }
         }
