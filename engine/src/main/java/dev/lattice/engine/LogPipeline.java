@@ -130,8 +130,7 @@ final class LogPipeline {
     private int overdueCalls;
     private String overdueWhat;
     // when a call last proved the fence current (a commit or an ownership check)
-    private volatile long lastFenceProofNanos = System.nanoTime();
-    private final AtomicBoolean fenceCheckRunning = new AtomicBoolean();
+    private final FenceLease lease;
     // publishes checkpoints and trims; knows why the last one was refused or failed
     private final CheckpointPublisher checkpoints;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
@@ -173,6 +172,7 @@ final class LogPipeline {
         adoptProviderTraits();
         this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
         this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
+        this.lease = new FenceLease(log, tree.name(), ctx, new LeaseHost());
         this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
     }
 
@@ -1079,7 +1079,7 @@ final class LogPipeline {
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
-            lastFenceProofNanos = started;
+            lease.proved(started);
             boolean callersLeft = false;
             for (int i = 0; i < n; i++) {
                 callersLeft |= apply(ready.get(i));
@@ -1631,28 +1631,28 @@ final class LogPipeline {
      * @throws dev.lattice.spi.WalStorageException if the provider call fails (the read fails; nothing is lost)
      */
     void proveFenceForRead() {
-        long lease = ctx.config.readLease.toNanos();
-        if (lease == 0 || System.nanoTime() - lastFenceProofNanos <= lease) {
-            return;
+        lease.proveForRead();
+    }
+
+    /** What the fence lease reaches of this log. */
+    private final class LeaseHost implements FenceLease.Host {
+        @Override
+        public void checkFence(String op) {
+            watched(op, false, () -> {
+                provider.checkFence(log, fence);
+                return null;
+            });
         }
-        FencedException f = fencedBy;
-        if (f == null) {
-            long started = System.nanoTime();
-            try {
-                watched("read lease", false, () -> {
-                    provider.checkFence(log, fence);
-                    return null;
-                });
-                if (started - lastFenceProofNanos > 0) {
-                    lastFenceProofNanos = started;
-                }
-                return;
-            } catch (FencedException e) {
-                lostOwnership(e);
-                f = e;
-            }
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
         }
-        throw new OwnershipLostException(tree.name(), log, f.currentEpoch(), f);
+
+        @Override
+        public FencedException fencedBy() {
+            return fencedBy;
+        }
     }
 
     /** Another writer claimed the log: stop writing it and stop serving the tree. */
@@ -1686,30 +1686,7 @@ final class LogPipeline {
      * call in the background ({@link dev.lattice.spi.WalStorageProvider#checkFence}).
      */
     void checkOwnership(long intervalNanos) {
-        if (closing || paused || fatal != null || System.nanoTime() - lastFenceProofNanos < intervalNanos
-                || !fenceCheckRunning.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            ctx.io.execute(() -> {
-                long started = System.nanoTime();
-                try {
-                    watched("ownership check", false, () -> {
-                        provider.checkFence(log, fence);
-                        return null;
-                    });
-                    lastFenceProofNanos = started;
-                } catch (FencedException e) {
-                    lostOwnership(e);
-                } catch (RuntimeException | Error e) {
-                    LOG.debug("log {}: ownership check failed (retried next interval): {}", log, e.toString());
-                } finally {
-                    fenceCheckRunning.set(false);
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-            fenceCheckRunning.set(false);
-        }
+        lease.checkInBackground(intervalNanos, closing || paused || fatal != null);
     }
 
     /** @return what is wrong with this log now (empty when healthy) */
