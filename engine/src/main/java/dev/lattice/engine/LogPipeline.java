@@ -84,9 +84,9 @@ final class LogPipeline {
     private final java.util.function.Consumer<Batch> commitFn = this::commitThrough;
     private final java.util.function.Consumer<CallWatchdog.Watch> overdueAnswering = w -> overdue(w, true);
     private final java.util.function.Consumer<CallWatchdog.Watch> overdueQuiet = w -> overdue(w, false);
-    // the batch being cut (under lock), reused
-    private final ArrayList<PendingWrite> cutWrites = new ArrayList<>();
-    private final ArrayList<byte[]> cutEntries = new ArrayList<>();
+    // the lists of the batch being cut (under lock), reused; null while a cut holds them
+    private ArrayList<PendingWrite> cutWrites = new ArrayList<>();
+    private ArrayList<byte[]> cutEntries = new ArrayList<>();
 
     final LogId log;
     final PartitionState state;
@@ -892,9 +892,27 @@ final class LogPipeline {
     private boolean cut() {
         ArrayList<PendingWrite> ws = cutWrites;
         ArrayList<byte[]> entries = cutEntries;
-        ws.clear();
-        entries.clear();
-        conditions.forget(ws); // the list is reused: what the gate knew of it belongs to an earlier cut
+        if (ws == null) {
+            // a cut inside a cut (a caller's continuation, run when a write is answered at cut, wrote to this log)
+            ws = new ArrayList<>();
+            entries = new ArrayList<>();
+        } else {
+            cutWrites = null;
+            cutEntries = null;
+            conditions.forget(ws); // the list is reused: what the gate knew of it belongs to an earlier cut
+        }
+        try {
+            return cutInto(ws, entries);
+        } finally {
+            ws.clear();
+            entries.clear();
+            cutWrites = ws;
+            cutEntries = entries;
+        }
+    }
+
+    /** Under lock: {@link #cut()} into empty lists that no other cut uses meanwhile. */
+    private boolean cutInto(ArrayList<PendingWrite> ws, ArrayList<byte[]> entries) {
         long bytes = 0;
         boolean took = false;
         while (!queue.isEmpty() && ws.size() < maxBatchEntries) {
@@ -930,8 +948,6 @@ final class LogPipeline {
         Batch b = n == 1
                 ? new Batch(List.of(ws.get(0)), EncodedBatch.of(nextOffset, BatchId.random(), List.of(entries.get(0))))
                 : new Batch(new ArrayList<>(ws), EncodedBatch.of(nextOffset, BatchId.random(), entries));
-        ws.clear();
-        entries.clear();
         nextOffset += n;
         // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
         boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();
