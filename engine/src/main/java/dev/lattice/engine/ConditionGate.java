@@ -50,6 +50,13 @@ final class ConditionGate {
         return false;
     }
 
+    /** Drops what is known of a write list (the pipeline's reused list of the batch being cut, before a new cut). */
+    void forget(List<PendingWrite> ws) {
+        if (!index.isEmpty()) {
+            index.remove(ws);
+        }
+    }
+
     /**
      * Whether {@code w} must wait: an earlier write not applied yet touches a key its condition reads.
      *

@@ -9,21 +9,15 @@ import dev.lattice.spi.LogState;
 import dev.lattice.spi.ProviderFeature;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.WalStorageException;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -54,7 +48,8 @@ final class LogPipeline {
 
     private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
 
-    private static final class Batch {
+    /** A batch in flight; as a step, its stage. */
+    private final class Batch implements Runnable {
         final List<PendingWrite> writes;
         final EncodedBatch encoded;
         BatchState st = BatchState.STAGING;
@@ -65,7 +60,33 @@ final class LogPipeline {
             this.writes = writes;
             this.encoded = encoded;
         }
+
+        @Override
+        public void run() {
+            runStage(this);
+        }
     }
+
+    /** The commit step, reused: one commit runs at a time (under {@link #committing}). */
+    private final class CommitStep implements Runnable {
+        /** The staged batches at the head that this commit covers; filled under lock when the commit is started. */
+        final ArrayList<Batch> ready = new ArrayList<>();
+
+        @Override
+        public void run() {
+            runCommit(ready, false);
+        }
+    }
+
+    private final CommitStep commitStep = new CommitStep();
+    // calls and overdue actions as objects made once (no capturing lambda per write)
+    private final java.util.function.Consumer<Batch> stageFn = this::stageBatch;
+    private final java.util.function.Consumer<Batch> commitFn = this::commitThrough;
+    private final java.util.function.Consumer<CallWatchdog.Watch> overdueAnswering = w -> overdue(w, true);
+    private final java.util.function.Consumer<CallWatchdog.Watch> overdueQuiet = w -> overdue(w, false);
+    // the lists of the batch being cut (under lock), reused; null while a cut holds them
+    private ArrayList<PendingWrite> cutWrites = new ArrayList<>();
+    private ArrayList<byte[]> cutEntries = new ArrayList<>();
 
     final LogId log;
     final PartitionState state;
@@ -85,10 +106,8 @@ final class LogPipeline {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition space = lock.newCondition();
     private final Condition changed = lock.newCondition();
-    private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
-    // asynchronous writes waiting for room in the queue (bounded like the queue; see submitAsync)
-    private final ArrayDeque<PendingWrite> overflow = new ArrayDeque<>();
-    private long queuedBytes;
+    // admitted writes, and asynchronous writes waiting for room (see submitAsync)
+    private final AdmissionQueue queue;
     private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
     private int staging;
     private boolean committing;
@@ -111,12 +130,10 @@ final class LogPipeline {
     private int overdueCalls;
     private String overdueWhat;
     // when a call last proved the fence current (a commit or an ownership check)
-    private volatile long lastFenceProofNanos = System.nanoTime();
-    private final AtomicBoolean fenceCheckRunning = new AtomicBoolean();
-    // why the last checkpoint was refused or failed, null when the last one succeeded
-    private volatile HealthIssue checkpointIssue;
+    private final FenceLease lease;
+    // publishes checkpoints and trims; knows why the last one was refused or failed
+    private final CheckpointPublisher checkpoints;
     private volatile SaturationState saturation = SaturationState.HEALTHY;
-    private final AtomicInteger inFlightGauge = new AtomicInteger();
 
     // key locks of multi-log atomic writes, and the writes waiting on them (under lock)
     private final KeyLocks keyLocks = new KeyLocks();
@@ -124,31 +141,16 @@ final class LogPipeline {
     private final ConditionGate conditions;
     private final ProviderRetry retry;
 
-    // checkpoint bookkeeping: touched by the applier thread only, plus the running flag
-    private long entriesSinceCheckpoint;
-    private long bytesSinceCheckpoint;
-    private long batchesSinceCheckpoint;
+    // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
+    private final CheckpointPolicy policy;
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
     // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
     private boolean checkpointDue;
     // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
     private volatile boolean flushRequested;
     private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
-    private volatile long lastCheckpointOffset;
 
-    private final Timer stageTimer;
-    private final Timer commitTimer;
-    private final Timer appendLatency;
-    private final Timer admissionWait;
-    private final DistributionSummary batchEntries;
-    private final DistributionSummary batchBytes;
-    private final Counter retries;
-    private final Timer checkpointTimer;
-    private final DistributionSummary checkpointBytes;
-    private final Counter trims;
-    private final Counter overdue;
-    private final Counter checkpointsRefused;
-    private final Tags tags;
+    private final PipelineMeters meters;
     /** Flush and compaction when the provider has a run store; null otherwise (whole-partition checkpoints). */
     private volatile RunMaintenance lsm;
 
@@ -164,42 +166,24 @@ final class LogPipeline {
         this.state = state;
         this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
-        this.lastCheckpointOffset = lastCheckpointOffset;
         this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
-        this.entriesSinceCheckpoint = Math.max(0, committedTail - lastCheckpointOffset);
-        this.batchesSinceCheckpoint = entriesSinceCheckpoint; // unknown after replay: assume the worst
+        this.queue = new AdmissionQueue(ctx.config);
+        this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
         adoptProviderTraits();
-        EngineMeters m = ctx.meters;
-        this.tags = m.tags("tree", log.tree(), "partition", Integer.toString(log.partition()), "provider", handle.key());
-        this.stageTimer = m.timer("lattice.append.stage", "provider stage calls", tags);
-        this.commitTimer = m.timer("lattice.append.commit", "provider commit calls", tags);
-        this.appendLatency = m.timer("lattice.append.latency", "admission to completion of a write", tags);
-        this.admissionWait = m.timer("lattice.admission.wait", "time writes waited for room in the admission queue",
-                tags);
-        this.batchEntries = m.summary("lattice.batch.entries", "entries per committed batch", "entries", tags);
-        this.batchBytes = m.summary("lattice.batch.bytes", "bytes per committed batch", "bytes", tags);
-        this.retries = m.counter("lattice.retries", "provider calls retried after a transient failure", "calls", tags);
-        this.checkpointTimer = m.timer("lattice.checkpoint.duration", "checkpoint snapshot, upload and trim", tags);
-        this.checkpointBytes = m.summary("lattice.checkpoint.bytes", "bytes per published checkpoint", "bytes", tags);
-        this.trims = m.counter("lattice.trim", "log trims after a checkpoint", "trims", tags);
-        this.overdue = m.counter("lattice.provider.overdue",
-                "provider calls still running at their deadline (LatticeConfig providerCallTimeout)", "calls", tags);
-        this.checkpointsRefused = m.counter("lattice.checkpoint.refused",
-                "checkpoints not uploaded because they exceed the provider's maxCheckpointBytes", "checkpoints",
-                tags.and("reason", "too_large"));
-        m.gauge("lattice.inflight.batches", "batches staged and not yet committed", "batches", tags,
-                inFlightGauge::get);
-        m.gauge("lattice.admission.queued", "writes waiting in the admission queue", "writes", tags, this::queuedSize);
+        this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
+        this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
+        this.lease = new FenceLease(log, tree.name(), ctx, new LeaseHost());
         this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
     }
 
     /** Sets up flush and compaction; collects orphan runs and converts a whole-partition checkpoint in the background. */
     private RunMaintenance startRunMaintenance() {
-        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall, tags);
+        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall,
+                meters.tags);
         if (state.loadedManifest != null) {
             r.loaded(state.loadedManifest);
         }
-        registerRunGauges();
+        meters.runGauges(state);
         return r;
     }
 
@@ -223,15 +207,6 @@ final class LogPipeline {
 
     /** Delay between a tree's open and its logs' orphan collection, conversion and due compactions. */
     static final long AFTER_OPEN_DELAY_MILLIS = 2_000;
-
-    private void registerRunGauges() {
-        ctx.meters.gauge("lattice.memtable.bytes", "estimated bytes of the partition's memtable", "bytes", tags,
-                () -> state.memtableBytes);
-        ctx.meters.gauge("lattice.runs", "live runs of the partition", "runs", tags,
-                () -> state.layers.current().runs().size());
-        ctx.meters.gauge("lattice.runs.bytes", "bytes of the partition's live runs", "bytes", tags,
-                () -> state.layers.current().runs().stream().mapToLong(h -> h.ref.lengthBytes()).sum());
-    }
 
     /**
      * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
@@ -446,11 +421,11 @@ final class LogPipeline {
             if (descriptor.has(ProviderFeature.RUNS)) {
                 state.layers.rebind(provider.runs(), ctx.blockCache);
                 RunMaintenance next = new RunMaintenance(log, provider.runs(), targetFence, state, ctx,
-                        this::maintenanceCall, tags);
+                        this::maintenanceCall, meters.tags);
                 if (old != null) {
                     next.inherit(old);
                 } else {
-                    registerRunGauges();
+                    meters.runGauges(state);
                 }
                 lsm = next;
             } else {
@@ -583,7 +558,7 @@ final class LogPipeline {
                 PendingWrite w = ws.get(i);
                 w.waiter = me; // wakes the caller when answered (and may be handed steps, for local calls)
                 if (closing || refusal() != null || keyLocks.blocks(w)
-                        || !overflow.isEmpty() || !hasRoom(w)) {
+                        || !queue.overflowEmpty() || !queue.hasRoom(w)) {
                     break; // the general path below answers or parks it
                 }
                 enqueue(w);
@@ -644,7 +619,7 @@ final class LogPipeline {
                     keyLocks.park(w);
                     return;
                 }
-                if (overflow.isEmpty() && hasRoom(w)) {
+                if (queue.overflowEmpty() && queue.hasRoom(w)) {
                     break;
                 }
                 if (!waited) {
@@ -655,7 +630,7 @@ final class LogPipeline {
                 if (left <= 0) {
                     fail(w, new LatticeSaturatedException("log " + log
                             + " admission queue stayed full for " + ctx.config.admissionTimeout.toMillis() + " ms ("
-                            + queue.size() + " writes, " + queuedBytes + " bytes queued)", failure));
+                            + queue.size() + " writes, " + queue.bytes() + " bytes queued)", failure));
                     updateSaturation();
                     return;
                 }
@@ -669,7 +644,7 @@ final class LogPipeline {
                 }
             }
             if (waited) {
-                admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                meters.admissionWait.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             }
             enqueue(w);
             updateSaturation();
@@ -702,13 +677,11 @@ final class LogPipeline {
                 keyLocks.park(w);
                 return;
             }
-            if (overflow.isEmpty() && hasRoom(w)) {
+            if (queue.overflowEmpty() && queue.hasRoom(w)) {
                 enqueue(w);
-            } else if (overflow.size() < ctx.config.maxQueuedEntriesPerLog) {
-                overflow.add(w);
-            } else {
+            } else if (!queue.offerOverflow(w)) {
                 fail(w, new LatticeSaturatedException("log " + log + " admission queue is full ("
-                        + queue.size() + " writes, " + queuedBytes + " bytes queued) and " + overflow.size()
+                        + queue.size() + " writes, " + queue.bytes() + " bytes queued) and " + queue.overflowSize()
                         + " asynchronous writes already wait for room; refused at once (asynchronous writes never"
                         + " block; a blocking write waits up to " + ctx.config.admissionTimeout.toMillis()
                         + " ms, LatticeConfig admissionTimeout)", failure));
@@ -734,24 +707,16 @@ final class LogPipeline {
     /** Under lock: puts an admitted write in the queue. */
     private void enqueue(PendingWrite w) {
         queue.add(w);
-        queuedBytes += w.entry.length;
     }
 
     /** Under lock: moves asynchronous writes that waited for room into the queue, in order, while there is room. */
     private void admitOverflow() {
-        PendingWrite w;
-        while ((w = overflow.peek()) != null && hasRoom(w)) {
-            overflow.poll();
-            enqueue(w);
-        }
+        queue.admitOverflow();
     }
 
     /** Under lock: fails the asynchronous writes still waiting for room. */
     private void failOverflow(java.util.function.Supplier<RuntimeException> cause) {
-        PendingWrite w;
-        while ((w = overflow.poll()) != null) {
-            fail(w, cause.get());
-        }
+        queue.drainOverflow(w -> fail(w, cause.get()));
     }
 
     /** Under lock: why a new write is refused at once, or null. */
@@ -835,11 +800,6 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-    }
-
-    private boolean hasRoom(PendingWrite w) {
-        return queue.isEmpty() || (queue.size() < ctx.config.maxQueuedEntriesPerLog
-                && queuedBytes + w.entry.length <= ctx.config.maxQueuedBytesPerLog);
     }
 
     // ------------------------------------------------------------------ batching
@@ -930,8 +890,29 @@ final class LogPipeline {
      * @return false when nothing was taken from the queue (its head waits)
      */
     private boolean cut() {
-        List<PendingWrite> ws = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
-        List<byte[]> entries = new ArrayList<>(Math.min(queue.size(), maxBatchEntries));
+        ArrayList<PendingWrite> ws = cutWrites;
+        ArrayList<byte[]> entries = cutEntries;
+        if (ws == null) {
+            // a cut inside a cut (a caller's continuation, run when a write is answered at cut, wrote to this log)
+            ws = new ArrayList<>();
+            entries = new ArrayList<>();
+        } else {
+            cutWrites = null;
+            cutEntries = null;
+            conditions.forget(ws); // the list is reused: what the gate knew of it belongs to an earlier cut
+        }
+        try {
+            return cutInto(ws, entries);
+        } finally {
+            ws.clear();
+            entries.clear();
+            cutWrites = ws;
+            cutEntries = entries;
+        }
+    }
+
+    /** Under lock: {@link #cut()} into empty lists that no other cut uses meanwhile. */
+    private boolean cutInto(ArrayList<PendingWrite> ws, ArrayList<byte[]> entries) {
         long bytes = 0;
         boolean took = false;
         while (!queue.isEmpty() && ws.size() < maxBatchEntries) {
@@ -944,7 +925,6 @@ final class LogPipeline {
             }
             queue.poll();
             took = true;
-            queuedBytes -= w.entry.length;
             w.version = w.versionSource != null ? w.versionSource.getAsLong() : tree.nextVersion();
             if (w.conditional) {
                 Object failed = conditions.decide(w);
@@ -958,27 +938,31 @@ final class LogPipeline {
             ws.add(w);
             entries.add(w.entry);
         }
-        if (ws.isEmpty()) {
+        int n = ws.size();
+        if (n == 0) {
             space.signalAll();
             updateSaturation();
             return took;
         }
-        Batch b = new Batch(ws, EncodedBatch.of(nextOffset, BatchId.random(), entries));
-        nextOffset += ws.size();
+        // a lone write's batch holds immutable one-element lists (EncodedBatch keeps such a list without a copy)
+        Batch b = n == 1
+                ? new Batch(List.of(ws.get(0)), EncodedBatch.of(nextOffset, BatchId.random(), List.of(entries.get(0))))
+                : new Batch(new ArrayList<>(ws), EncodedBatch.of(nextOffset, BatchId.random(), entries));
+        nextOffset += n;
         // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
         boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();
         inFlight.add(b);
-        inFlightGauge.set(inFlight.size());
+        meters.inFlight(inFlight.size());
         staging++;
-        batchEntries.record(ws.size());
-        batchBytes.record(bytes);
+        meters.batchEntries.record(n);
+        meters.batchBytes.record(bytes);
         space.signalAll();
         updateSaturation();
         if (leads) {
             committing = true;
             dispatch(() -> runStageAndCommit(b), b, true);
         } else {
-            dispatch(() -> runStage(b), b, true);
+            dispatch(b, b, true);
         }
         return true;
     }
@@ -998,7 +982,7 @@ final class LogPipeline {
      * once, an asynchronous one on the I/O pool (its continuation must not run under this log's lock).
      */
     private void answerUnlogged(PendingWrite w, Object answer) {
-        appendLatency.record(System.nanoTime() - w.admittedNanos, TimeUnit.NANOSECONDS);
+        meters.appendLatency.record(System.nanoTime() - w.admittedNanos, TimeUnit.NANOSECONDS);
         StepRunner r = w.waiter;
         if (r != null) {
             w.future.complete(answer);
@@ -1013,8 +997,16 @@ final class LogPipeline {
     }
 
     private Throwable stageCall(Batch b) {
-        return retry.run("stage", () -> provider.stage(log, fence, b.encoded), ctx.stats.stageCalls, stageTimer)
-                .error();
+        return retry.run("stage", stageFn, b, ctx.stats.stageCalls, meters.stage).error();
+    }
+
+    private void stageBatch(Batch b) {
+        provider.stage(log, fence, b.encoded);
+    }
+
+    /** Commits through the last offset of {@code last}, the last batch of a commit. */
+    private void commitThrough(Batch last) {
+        provider.commit(log, fence, last.encoded.lastOffset());
     }
 
     private void runStage(Batch b) {
@@ -1055,7 +1047,7 @@ final class LogPipeline {
             return;
         }
         b.st = BatchState.COMMITTING;
-        runCommit(List.of(b), b.encoded.lastOffset(), true);
+        runCommit(List.of(b), true);
     }
 
     // ------------------------------------------------------------------ commit
@@ -1064,52 +1056,62 @@ final class LogPipeline {
         if (committing || failed || recovering || fatal != null) {
             return;
         }
-        List<Batch> ready = new ArrayList<>();
-        for (Batch b : inFlight) {
-            if (b.st != BatchState.STAGED) {
-                break;
-            }
-            ready.add(b);
-        }
-        if (ready.isEmpty()) {
+        Batch head = inFlight.peek();
+        if (head == null || head.st != BatchState.STAGED) {
             return;
         }
-        committing = true;
-        for (Batch b : ready) {
-            b.st = BatchState.COMMITTING;
+        ArrayList<Batch> ready = commitStep.ready;
+        ready.clear();
+        if (inFlight.size() == 1) {
+            ready.add(head);
+        } else {
+            for (Batch b : inFlight) {
+                if (b.st != BatchState.STAGED) {
+                    break;
+                }
+                ready.add(b);
+            }
         }
-        long through = ready.get(ready.size() - 1).encoded.lastOffset();
-        dispatch(() -> runCommit(ready, through, false), ready.get(0), false);
+        committing = true;
+        for (int i = 0, n = ready.size(); i < n; i++) {
+            ready.get(i).st = BatchState.COMMITTING;
+        }
+        dispatch(commitStep, head, false);
     }
 
     /**
      * Commits {@code ready} (the staged batches at the head), applies them and answers their callers: blocking
      * callers at once, asynchronous ones after the log moved on ({@link #completeCallers}).
      *
+     * @param ready the batches, in offset order; may be {@link CommitStep#ready}, which the next commit refills once
+     *     this one let go of the commit role
      * @param fromStage true when this step also staged the (single) batch and still counts as staging
      */
-    private void runCommit(List<Batch> ready, long through, boolean fromStage) {
+    private void runCommit(List<Batch> ready, boolean fromStage) {
         long started = System.nanoTime();
-        ProviderRetry.Outcome outcome = retry.run("commit", () -> provider.commit(log, fence, through), ctx.stats.commitCalls,
-                commitTimer);
+        int n = ready.size();
+        ProviderRetry.Outcome outcome = retry.run("commit", commitFn, ready.get(n - 1), ctx.stats.commitCalls,
+                meters.commit);
         Throwable err = outcome.error();
         boolean uncertain = outcome.hadTransientFailure();
         if (err == null) {
-            lastFenceProofNanos = started;
+            lease.proved(started);
             boolean callersLeft = false;
-            for (Batch b : ready) {
-                callersLeft |= apply(b);
+            for (int i = 0; i < n; i++) {
+                callersLeft |= apply(ready.get(i));
             }
+            // asynchronous callers are answered after the commit role is let go: keep the batches apart
+            List<Batch> toComplete = callersLeft ? new ArrayList<>(ready) : null;
             maybeStartCheckpoint();
             lock.lock();
             try {
                 if (fromStage) {
                     staging--;
                 }
-                for (int i = 0; i < ready.size(); i++) {
+                for (int i = 0; i < n; i++) {
                     inFlight.poll();
                 }
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 committing = false;
                 maybeCheckpointIdle();
                 pump();
@@ -1118,8 +1120,8 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            if (callersLeft) {
-                completeCallers(ready);
+            if (toComplete != null) {
+                completeCallers(toComplete);
             }
         } else {
             lock.lock();
@@ -1128,7 +1130,8 @@ final class LogPipeline {
                     staging--;
                 }
                 committing = false;
-                for (Batch b : ready) {
+                for (int i = 0; i < n; i++) {
+                    Batch b = ready.get(i);
                     b.st = BatchState.FAILED;
                     b.uncertain |= uncertain;
                 }
@@ -1142,11 +1145,13 @@ final class LogPipeline {
     }
 
     /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
-    private void watchedWrite(String op, Runnable call) {
-        watched(op, true, () -> {
-            call.run();
-            return null;
-        });
+    private void watchedWrite(String op, java.util.function.Consumer<Object> call, Object arg) {
+        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, overdueAnswering);
+        try {
+            call.accept(arg);
+        } finally {
+            unwatch(w);
+        }
     }
 
     /**
@@ -1154,32 +1159,38 @@ final class LogPipeline {
      * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
      */
     private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, watch -> overdue(watch, answers));
+        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, answers ? overdueAnswering : overdueQuiet);
         try {
             return call.get();
         } finally {
-            w.close();
-            if (w.fired) {
-                lock.lock();
-                try {
-                    w.returned = true;
-                    if (w.counted) {
-                        overdueCalls--;
-                        updateSaturation();
-                        space.signalAll();
-                    }
-                } finally {
-                    lock.unlock();
-                }
-                LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
-            }
+            unwatch(w);
         }
+    }
+
+    /** The call returned: closes its watch; when it was overdue, writes are admitted again. */
+    private void unwatch(CallWatchdog.Watch w) {
+        w.close();
+        if (!w.fired) {
+            return;
+        }
+        lock.lock();
+        try {
+            w.returned = true;
+            if (w.counted) {
+                overdueCalls--;
+                updateSaturation();
+                space.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+        LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
     }
 
     /** Watchdog thread: a call passed its deadline. */
     private void overdue(CallWatchdog.Watch w, boolean answers) {
-        overdue.increment();
+        meters.overdue.increment();
         lastTroubleNanos = System.nanoTime();
         LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what(),
                 ctx.watchdog.timeoutMillis());
@@ -1200,12 +1211,8 @@ final class LogPipeline {
             for (Batch b : inFlight) {
                 failAll(b, true, cause);
             }
-            PendingWrite q;
-            while ((q = queue.poll()) != null) {
-                fail(q, new WriteFailedException("log " + log + ": the write was not sent: "
-                        + cause.getMessage(), cause));
-            }
-            queuedBytes = 0;
+            queue.drain(q -> fail(q, new WriteFailedException("log " + log + ": the write was not sent: "
+                    + cause.getMessage(), cause)));
             failOverflow(() -> new WriteFailedException("log " + log + ": the write was not sent: "
                     + cause.getMessage(), cause));
             updateSaturation();
@@ -1242,9 +1249,7 @@ final class LogPipeline {
         }
         state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
-        entriesSinceCheckpoint += n;
-        bytesSinceCheckpoint += b.encoded.payloadBytes();
-        batchesSinceCheckpoint++;
+        policy.applied(n, b.encoded.payloadBytes());
         ctx.stats.batchesCommitted.increment();
         ctx.stats.entriesCommitted.add(n);
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
@@ -1252,7 +1257,7 @@ final class LogPipeline {
         boolean left = false;
         for (int i = 0; i < n; i++) {
             PendingWrite w = ws.get(i);
-            appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
+            meters.appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
             StepRunner r = w.waiter;
             if (r != null) {
                 Object result = w.result;
@@ -1301,7 +1306,7 @@ final class LogPipeline {
 
     private void retried(Throwable e) {
         ctx.stats.retries.increment();
-        retries.increment();
+        meters.retries.increment();
         lastTroubleNanos = System.nanoTime();
         LOG.debug("log {}: transient provider failure, retrying: {}", log, e.toString());
     }
@@ -1311,9 +1316,7 @@ final class LogPipeline {
             failed = true;
             failure = err;
             lastTroubleNanos = System.nanoTime();
-            ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
-                    tags.and("type", err.getClass().getSimpleName()))
-                    .increment();
+            meters.providerError(err);
             LOG.warn("log {}: batch failed, recovering: {}", log, err.toString());
         }
         updateSaturation();
@@ -1326,7 +1329,7 @@ final class LogPipeline {
                     failAll(b, b.uncertain, fatal); // no-op for callers already answered
                 }
                 inFlight.clear();
-                inFlightGauge.set(0);
+                meters.inFlight(0);
                 changed.signalAll();
             }
             return;
@@ -1388,7 +1391,7 @@ final class LogPipeline {
             lock.lock();
             try {
                 inFlight.removeAll(batches);
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 if (tail != state.appliedOffset) {
                     fatal = new WalStorageException(log, "after reconcile the committed tail is " + tail
                             + " but this process applied through " + state.appliedOffset
@@ -1420,7 +1423,7 @@ final class LogPipeline {
             try {
                 fatal = fenced;
                 inFlight.removeAll(batches);
-                inFlightGauge.set(inFlight.size());
+                meters.inFlight(inFlight.size());
                 failQueued(fenced);
                 recovering = false;
                 updateSaturation();
@@ -1478,23 +1481,18 @@ final class LogPipeline {
                         + cause.getMessage(), cause);
         failParked(error);
         failOverflow(error);
-        PendingWrite w;
-        while ((w = queue.poll()) != null) {
-            fail(w, error.get());
-        }
-        queuedBytes = 0;
+        queue.drain(w -> fail(w, error.get()));
     }
 
     // ------------------------------------------------------------------ saturation
 
     private void updateSaturation() {
-        double fill = Math.max(queue.size() / (double) ctx.config.maxQueuedEntriesPerLog,
-                queuedBytes / (double) ctx.config.maxQueuedBytesPerLog);
+        double fill = queue.fill();
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !overflow.isEmpty()) {
+        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
             s = SaturationState.SATURATED;
-        } else if (fill >= 0.5 || recentTrouble || checkpointIssue != null) {
+        } else if (fill >= 0.5 || recentTrouble || checkpoints.issue() != null) {
             s = SaturationState.THROTTLED;
         } else {
             s = SaturationState.HEALTHY;
@@ -1509,9 +1507,7 @@ final class LogPipeline {
 
     /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
     private void maybeStartCheckpoint() {
-        if (entriesSinceCheckpoint < ctx.config.checkpointEveryEntries
-                && bytesSinceCheckpoint < ctx.config.checkpointEveryBytes
-                && !replayTooSlow() && !memtableFull()) {
+        if (!policy.due(descriptor.replayCost(), policy.memtableFull(lsm != null, flushRequested, state))) {
             return;
         }
         if (!checkpointRunning.compareAndSet(false, true)) {
@@ -1523,9 +1519,7 @@ final class LogPipeline {
         }
         byte[] snapshot = state.snapshot();
         long through = state.appliedOffset;
-        entriesSinceCheckpoint = 0;
-        bytesSinceCheckpoint = 0;
-        batchesSinceCheckpoint = 0;
+        policy.reset();
         ctx.io.execute(() -> {
             try {
                 publishAndTrim(snapshot, through, PartitionState.SNAPSHOT_FORMAT);
@@ -1571,25 +1565,12 @@ final class LogPipeline {
         });
     }
 
-    /** True when the memtable is over its size, a flush was asked for, or a whole-partition checkpoint awaits conversion. */
-    private boolean memtableFull() {
-        if (lsm == null) {
-            return false;
-        }
-        if (flushRequested || state.legacyCheckpointLoaded) {
-            return true; // also with an empty memtable: the task runs the compactions that are due
-        }
-        return state.memtableBytes >= ctx.config.memtableBytes;
-    }
-
     /** Applier (holding the maintenance flag): freezes the memtable and flushes it in the background. */
     private void startFlush() {
         flushRequested = false;
         state.legacyCheckpointLoaded = false;
         FrozenMemtable f = state.freeze();
-        entriesSinceCheckpoint = 0;
-        bytesSinceCheckpoint = 0;
-        batchesSinceCheckpoint = 0;
+        policy.reset();
         ctx.maintenance.execute(() -> {
             try {
                 RunMaintenance r = lsm;
@@ -1607,90 +1588,48 @@ final class LogPipeline {
         });
     }
 
-    /** True when the provider's replay cost model says replaying the tail since the checkpoint is over budget. */
-    private boolean replayTooSlow() {
-        var model = descriptor.replayCost();
-        return !model.isUnknown() && model.estimateMillis(batchesSinceCheckpoint, bytesSinceCheckpoint)
-                >= ctx.config.checkpointReplayBudget.toMillis();
-    }
-
     private boolean publishAndTrim(byte[] snapshot, long through, int format) {
-        long limit = descriptor.limits().maxCheckpointBytes();
-        if (snapshot.length > limit) {
-            refuseCheckpoint(snapshot.length, limit, through);
-            return false;
+        return checkpoints.publishAndTrim(snapshot, through, format);
+    }
+
+    /** What the checkpoint publisher reaches of this log. */
+    private final class PublisherHost implements CheckpointPublisher.Host {
+        @Override
+        public dev.lattice.spi.WalStorageProvider provider() {
+            return provider;
         }
-        long t0 = System.nanoTime();
-        try {
-            watched("checkpoint publish", false, () -> {
-                provider.checkpoints().publish(log, fence, through, format, new ByteArrayInputStream(snapshot));
+
+        @Override
+        public dev.lattice.spi.ProviderDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public Fence fence() {
+            return fence;
+        }
+
+        @Override
+        public void call(String op, Runnable call) {
+            watched(op, false, () -> {
+                call.run();
                 return null;
             });
-            checkpointTimer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-            checkpointBytes.record(snapshot.length);
-            ctx.stats.checkpoints.increment();
-            ctx.stats.checkpointBytes.add(snapshot.length);
-            lastCheckpointOffset = through;
-        } catch (FencedException e) {
-            lostOwnership(e);
-            return false;
-        } catch (RuntimeException e) {
-            return checkpointFailed(through, e);
         }
-        // published: from here on a failure must not make the caller undo it (a manifest's runs are live now)
-        try {
-            long trimTo = ctx.feeds.trimThrough(log, through); // registered change-feed consumers may hold it back
-            if (trimTo >= 0) {
-                watched("trim", false, () -> {
-                    provider.trim(log, fence, trimTo);
-                    return null;
-                });
-                ctx.stats.trims.increment();
-                trims.increment();
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
+        }
+
+        @Override
+        public void issueChanged() {
+            lock.lock();
+            try {
+                updateSaturation();
+            } finally {
+                lock.unlock();
             }
-            watched("checkpoint delete", false, () -> {
-                provider.checkpoints().deleteBefore(log, through);
-                return null;
-            });
-            checkpointIssue = null;
-        } catch (FencedException e) {
-            lostOwnership(e);
-        } catch (RuntimeException e) {
-            checkpointFailed(through, e); // the next checkpoint trims and deletes again
-        }
-        return true;
-    }
-
-    /** Records a failed checkpoint publish, trim or delete (health issue, meters, log); returns false. */
-    private boolean checkpointFailed(long through, RuntimeException e) {
-        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_FAILING, "checkpoint through "
-                + through + " failed: " + e);
-        ctx.stats.checkpointFailures.increment();
-        ctx.meters.counter("lattice.provider.errors", "failed provider calls by exception type", "errors",
-                tags.and("type", e.getClass().getSimpleName()))
-                .increment();
-        LOG.warn("log {}: checkpoint through {} failed (retried at the next threshold): {}", log, through,
-                e.toString());
-        return false;
-    }
-
-    /** A checkpoint larger than the provider stores: nothing is uploaded, the log keeps its tail untrimmed. */
-    private void refuseCheckpoint(long bytes, long limit, long through) {
-        checkpointsRefused.increment();
-        ctx.stats.checkpointFailures.increment();
-        boolean first = checkpointIssue == null || checkpointIssue.kind() != HealthIssue.Kind.CHECKPOINT_TOO_LARGE;
-        checkpointIssue = new HealthIssue(log, HealthIssue.Kind.CHECKPOINT_TOO_LARGE, "checkpoint through offset "
-                + through + " is " + bytes + " bytes, more than provider '" + descriptor.name() + "' stores ("
-                + limit + " bytes, ProviderLimits.maxCheckpointBytes); nothing uploaded, the log is not trimmed"
-                + " and replay grows until the partition shrinks (delete data or move it to more partitions)");
-        if (first) {
-            LOG.error("log {}: {}", log, checkpointIssue.detail());
-        }
-        lock.lock();
-        try {
-            updateSaturation();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1708,28 +1647,28 @@ final class LogPipeline {
      * @throws dev.lattice.spi.WalStorageException if the provider call fails (the read fails; nothing is lost)
      */
     void proveFenceForRead() {
-        long lease = ctx.config.readLease.toNanos();
-        if (lease == 0 || System.nanoTime() - lastFenceProofNanos <= lease) {
-            return;
+        lease.proveForRead();
+    }
+
+    /** What the fence lease reaches of this log. */
+    private final class LeaseHost implements FenceLease.Host {
+        @Override
+        public void checkFence(String op) {
+            watched(op, false, () -> {
+                provider.checkFence(log, fence);
+                return null;
+            });
         }
-        FencedException f = fencedBy;
-        if (f == null) {
-            long started = System.nanoTime();
-            try {
-                watched("read lease", false, () -> {
-                    provider.checkFence(log, fence);
-                    return null;
-                });
-                if (started - lastFenceProofNanos > 0) {
-                    lastFenceProofNanos = started;
-                }
-                return;
-            } catch (FencedException e) {
-                lostOwnership(e);
-                f = e;
-            }
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
         }
-        throw new OwnershipLostException(tree.name(), log, f.currentEpoch(), f);
+
+        @Override
+        public FencedException fencedBy() {
+            return fencedBy;
+        }
     }
 
     /** Another writer claimed the log: stop writing it and stop serving the tree. */
@@ -1763,30 +1702,7 @@ final class LogPipeline {
      * call in the background ({@link dev.lattice.spi.WalStorageProvider#checkFence}).
      */
     void checkOwnership(long intervalNanos) {
-        if (closing || paused || fatal != null || System.nanoTime() - lastFenceProofNanos < intervalNanos
-                || !fenceCheckRunning.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            ctx.io.execute(() -> {
-                long started = System.nanoTime();
-                try {
-                    watched("ownership check", false, () -> {
-                        provider.checkFence(log, fence);
-                        return null;
-                    });
-                    lastFenceProofNanos = started;
-                } catch (FencedException e) {
-                    lostOwnership(e);
-                } catch (RuntimeException | Error e) {
-                    LOG.debug("log {}: ownership check failed (retried next interval): {}", log, e.toString());
-                } finally {
-                    fenceCheckRunning.set(false);
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-            fenceCheckRunning.set(false);
-        }
+        lease.checkInBackground(intervalNanos, closing || paused || fatal != null);
     }
 
     /** @return what is wrong with this log now (empty when healthy) */
@@ -1810,7 +1726,7 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        HealthIssue cp = checkpointIssue;
+        HealthIssue cp = checkpoints.issue();
         if (cp != null) {
             out.add(cp);
         }
@@ -1865,11 +1781,8 @@ final class LogPipeline {
             // a lost log has nothing left to drain: its callers were all answered when it was lost
             drained = fatal != null || (queue.isEmpty() && inFlight.isEmpty() && !recovering);
             if (!drained) {
-                PendingWrite w;
-                while ((w = queue.poll()) != null) {
-                    fail(w, new LatticeShuttingDownException("lattice closed before the write to "
-                            + log + " was batched"));
-                }
+                queue.drain(w -> fail(w, new LatticeShuttingDownException("lattice closed before the write to "
+                        + log + " was batched")));
                 for (Batch b : inFlight) {
                     failAll(b, true, new LatticeShuttingDownException("close timed out"));
                 }
@@ -1877,7 +1790,7 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > lastCheckpointOffset) {
+        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > checkpoints.lastOffset()) {
             checkpointRunning.set(true);
             try {
                 if (lsm != null) {

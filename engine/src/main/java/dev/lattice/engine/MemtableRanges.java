@@ -89,6 +89,9 @@ final class MemtableRanges {
 
     /** @return true while a range delete waits for an open snapshot or its write's outcome */
     boolean chained() {
+        if (list.isEmpty()) {
+            return false; // no iterator per applied batch
+        }
         for (MemRange r : list) {
             if (r.txn != null) {
                 return true;

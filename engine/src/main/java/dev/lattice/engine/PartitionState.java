@@ -286,8 +286,8 @@ final class PartitionState {
         switch (kind) {
             case WalRecord.KIND_MUTATIONS: {
                 Object result = null;
-                for (WalRecord.Mutation m : ms) {
-                    result = applyMutation(m, version);
+                for (int i = 0, n = ms.size(); i < n; i++) {
+                    result = applyMutation(ms.get(i), version);
                 }
                 return result;
             }

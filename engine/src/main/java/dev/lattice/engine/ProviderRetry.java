@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.Timer;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -30,14 +29,24 @@ final class ProviderRetry {
 
     private final LogId log;
     private final EngineContext ctx;
-    private final BiConsumer<String, Runnable> watched;
+    /** Runs one attempt of a call under the call deadline. */
+    interface Watched {
+        /**
+         * @param op the operation's name
+         * @param call the call
+         * @param arg its argument
+         */
+        void attempt(String op, Consumer<Object> call, Object arg);
+    }
+
+    private final Watched watched;
     private final Consumer<Throwable> onRetry;
 
     /**
      * @param watched runs one attempt under the call deadline (operation name, the call)
      * @param onRetry told of each transient failure that is retried (metrics, health)
      */
-    ProviderRetry(LogId log, EngineContext ctx, BiConsumer<String, Runnable> watched, Consumer<Throwable> onRetry) {
+    ProviderRetry(LogId log, EngineContext ctx, Watched watched, Consumer<Throwable> onRetry) {
         this.log = log;
         this.ctx = ctx;
         this.watched = watched;
@@ -45,19 +54,22 @@ final class ProviderRetry {
     }
 
     /**
-     * Runs {@code call} with bounded retries, counting each attempt in {@code calls} and timing successful ones.
+     * Runs {@code call} on {@code arg} with bounded retries, counting each attempt in {@code calls} and timing
+     * successful ones. The call and its argument are passed apart so that a caller needs no capturing lambda per call.
      *
      * @param op the operation's name, for errors and the watchdog
      * @return the outcome; never throws for a provider failure (an {@link Error} from the provider becomes a
      *     {@link WalStorageException} with an uncertain outcome)
      */
-    Outcome run(String op, Runnable call, LongAdder calls, Timer timer) {
+    @SuppressWarnings("unchecked")
+    <A> Outcome run(String op, Consumer<? super A> call, A arg, LongAdder calls, Timer timer) {
+        Consumer<Object> c = (Consumer<Object>) call;
         boolean transientSeen = false;
         for (int attempt = 0; ; attempt++) {
             long t0 = System.nanoTime();
             try {
                 calls.increment();
-                watched.accept(op, call);
+                watched.attempt(op, c, arg);
                 timer.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
                 return transientSeen ? Outcome.OK_AFTER_RETRY : Outcome.OK;
             } catch (ProviderUnavailableException e) {

@@ -150,7 +150,7 @@ final class RunMaintenance {
                 // tombstones dropped when nothing lies below
                 Iterator<RunEntry> entries = EntryMerger.collect(CompactionFilter.apply(flushEntries(f, false),
                         ungated(f.ranges()), config.clock.millis()), new long[0], bottom);
-                List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges());
+                List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges(), f.estimateBytes());
                 publishLock.lock();
                 try {
                     List<Manifest.RunRef> refs = new ArrayList<>();
@@ -380,7 +380,7 @@ final class RunMaintenance {
         try {
             Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
             written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
-                    kept);
+                    kept, readBytes); // the output is at most what the inputs hold
         } catch (RuntimeException e) {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;
@@ -470,7 +470,7 @@ final class RunMaintenance {
      * one (a run of its own when there are no entries); returns their handles.
      */
     private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes,
-                                      List<RangeTombstone> ranges) {
+                                      List<RangeTombstone> ranges, long expectedBytes) {
         List<RunHandle> out = new ArrayList<>();
         RunWriter w = null;
         long limit = Math.min(splitBytes, maxRunBytes - Math.min(maxRunBytes / 8, 1 << 20)); // room for filter, index
@@ -482,8 +482,10 @@ final class RunMaintenance {
                     w = null;
                 }
                 if (w == null) {
+                    // the buffer starts at what the run is expected to hold (a flush: its memtable's estimate)
                     w = new RunWriter(blockBytes, BITS_PER_KEY, (int) Math.min(Integer.MAX_VALUE - 64,
-                            Math.min(limit, Math.min(config.memtableBytes, config.targetRunBytes)) + (256 << 10)));
+                            Math.min(Math.min(limit, expectedBytes), Math.min(config.memtableBytes,
+                                    config.targetRunBytes)) + (256 << 10)));
                 }
                 w.add(e);
                 if (level > 0 ? compactionsStopped : stopping) {

@@ -344,7 +344,13 @@ final class TreeImpl implements PartialTree {
 
     long nextVersion() {
         long now = ctx.config.clock.millis() << 12;
-        return clock.updateAndGet(v -> Math.max(v + 1, now));
+        while (true) { // updateAndGet without a capturing lambda per write
+            long v = clock.get();
+            long next = Math.max(v + 1, now);
+            if (clock.compareAndSet(v, next)) {
+                return next;
+            }
+        }
     }
 
     /** Moves the clock to at least {@code version} (a cross-tree atomic write took it from another tree). */

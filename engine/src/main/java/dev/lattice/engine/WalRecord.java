@@ -49,18 +49,23 @@ final class WalRecord {
     private WalRecord() {
     }
 
-    /** Encodes mutations with version 0 and no checksum yet; see {@link #seal}. */
+    /** Encodes mutations with version 0 and no checksum yet; see {@link #seal}. Writes straight into the entry. */
     static byte[] encode(byte kind, List<Mutation> mutations) {
+        int n = mutations.size();
         int size = HEADER_BYTES + TRAILER_BYTES;
-        for (Mutation m : mutations) {
-            size += m.encodedSize();
+        for (int i = 0; i < n; i++) {
+            size += mutations.get(i).encodedSize();
         }
-        ByteBuffer b = ByteBuffer.allocate(size);
-        b.put(MAGIC).put(FORMAT).put(kind).put((byte) 0).putLong(0L).putInt(mutations.size());
-        for (Mutation m : mutations) {
-            m.writeTo(b);
+        byte[] e = new byte[size];
+        e[0] = MAGIC;
+        e[1] = FORMAT;
+        e[2] = kind;
+        putInt(e, 12, n); // flags and version stay 0
+        int pos = HEADER_BYTES;
+        for (int i = 0; i < n; i++) {
+            pos = mutations.get(i).writeTo(e, pos);
         }
-        return b.array();
+        return e;
     }
 
     static byte[] encode(Mutation m) {
@@ -69,11 +74,24 @@ final class WalRecord {
 
     /** Writes the version and the checksum into an encoded entry, in place. */
     static void seal(byte[] entry, long version) {
-        ByteBuffer b = ByteBuffer.wrap(entry);
-        b.putLong(4, version);
+        putLong(entry, 4, version);
         CRC32C crc = new CRC32C();
         crc.update(entry, 0, entry.length - TRAILER_BYTES);
-        b.putInt(entry.length - TRAILER_BYTES, (int) crc.getValue());
+        putInt(entry, entry.length - TRAILER_BYTES, (int) crc.getValue());
+    }
+
+    /** Big-endian, as {@link ByteBuffer} writes it. */
+    static void putInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+
+    /** Big-endian, as {@link ByteBuffer} writes it. */
+    static void putLong(byte[] b, int at, long v) {
+        putInt(b, at, (int) (v >>> 32));
+        putInt(b, at + 4, (int) v);
     }
 
     /** A decoded entry. */
@@ -230,18 +248,35 @@ final class WalRecord {
                     + (op == PUT_TTL ? 8 : 0);
         }
 
+        /** Writes the mutation at the buffer's position. */
         void writeTo(ByteBuffer b) {
-            b.put(op);
+            int start = b.position();
+            byte[] tmp = new byte[encodedSize()];
+            writeTo(tmp, 0);
+            b.put(tmp);
+            assert b.position() == start + tmp.length;
+        }
+
+        /** Writes the mutation at {@code pos} of {@code e}; returns the position after it. */
+        int writeTo(byte[] e, int pos) {
+            e[pos++] = op;
             if (hasExpected(op)) {
-                b.putLong(expectedVersion);
+                putLong(e, pos, expectedVersion);
+                pos += 8;
             }
-            b.putInt(keyBytes.length).put(keyBytes);
+            putInt(e, pos, keyBytes.length);
+            System.arraycopy(keyBytes, 0, e, pos + 4, keyBytes.length);
+            pos += 4 + keyBytes.length;
             if (hasValue()) {
-                b.putInt(value.length).put(value);
+                putInt(e, pos, value.length);
+                System.arraycopy(value, 0, e, pos + 4, value.length);
+                pos += 4 + value.length;
             }
             if (op == PUT_TTL) {
-                b.putLong(expectedVersion);
+                putLong(e, pos, expectedVersion);
+                pos += 8;
             }
+            return pos;
         }
 
         static Mutation readFrom(ByteBuffer b) {

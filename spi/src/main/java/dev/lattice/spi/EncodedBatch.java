@@ -24,8 +24,8 @@ public final class EncodedBatch {
         this.batchId = batchId;
         this.entries = entries;
         long sum = 0;
-        for (byte[] e : entries) {
-            sum += e.length;
+        for (int i = 0, n = entries.size(); i < n; i++) {
+            sum += entries.get(i).length;
         }
         this.payloadBytes = sum;
     }

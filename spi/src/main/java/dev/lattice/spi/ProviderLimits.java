@@ -1,5 +1,7 @@
 package dev.lattice.spi;
 
+import java.util.List;
+
 /**
  * The real limits of a provider, as declared in {@link ProviderDescriptor#limits()}. The engine sizes batches to fit
  * them; a provider rejects anything larger before any I/O ({@link EntryTooLargeException},
@@ -50,12 +52,12 @@ public record ProviderLimits(int maxEntryBytes, long maxBatchBytes, int maxEntri
             throw new BatchTooLargeException(log, "batch has " + batch.size()
                     + " entries, more than the provider's limit of " + maxEntriesPerBatch + " entries per batch");
         }
-        long offset = batch.firstOffset();
-        for (byte[] e : batch.entries()) {
-            if (e.length > maxEntryBytes) {
-                throw new EntryTooLargeException(log, offset, e.length, maxEntryBytes);
+        List<byte[]> entries = batch.entries();
+        for (int i = 0, n = entries.size(); i < n; i++) {
+            int length = entries.get(i).length;
+            if (length > maxEntryBytes) {
+                throw new EntryTooLargeException(log, batch.firstOffset() + i, length, maxEntryBytes);
             }
-            offset++;
         }
         if (batch.payloadBytes() > maxBatchBytes) {
             throw new BatchTooLargeException(log, "batch has " + batch.payloadBytes()

@@ -35,6 +35,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BooleanSupplier;
 
 /**
  * The reference provider: the simplest correct implementation of the SPI contract, holding everything in an
@@ -132,18 +133,27 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         StagedBatch receipt = StagedBatch.of(fence, batch);
         synchronized (l) {
             checkEpoch(log, l, fence);
-            l.staged.stage(log, fence, batch, l.tail, () -> {
+            // asked only for a batch at or below the tail: no lambda per stage otherwise
+            BooleanSupplier committedSame = first > l.tail ? NEVER : () -> {
                 InMemoryLog.CommittedBatch cb = l.committedBatches.get(first);
                 return cb != null && cb.last() == last && cb.id().equals(batch.batchId());
-            }, InMemoryWalStorageProvider::copies);
+            };
+            l.staged.stage(log, fence, batch, l.tail, committedSame, InMemoryWalStorageProvider::copies);
             return receipt;
         }
     }
 
+    private static final BooleanSupplier NEVER = () -> false;
+
     private static List<byte[]> copies(EncodedBatch batch) {
-        List<byte[]> copies = new ArrayList<>(batch.size());
-        for (byte[] e : batch.entries()) {
-            copies.add(e.clone());
+        List<byte[]> entries = batch.entries();
+        int n = entries.size();
+        if (n == 1) {
+            return List.of(entries.get(0).clone());
+        }
+        List<byte[]> copies = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            copies.add(entries.get(i).clone());
         }
         return copies;
     }
@@ -159,9 +169,12 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             }
             List<StagedBatchTable.Staged<List<byte[]>>> chain = l.staged.commitChain(log, fence, l.tail, throughOffset);
             l.staged.remove(chain);
-            for (StagedBatchTable.Staged<List<byte[]>> s : chain) {
+            for (int c = 0, cn = chain.size(); c < cn; c++) {
+                StagedBatchTable.Staged<List<byte[]>> s = chain.get(c);
                 long off = s.firstOffset();
-                for (byte[] p : s.payload()) {
+                List<byte[]> payload = s.payload();
+                for (int i = 0, n = payload.size(); i < n; i++) {
+                    byte[] p = payload.get(i);
                     l.entries.put(off++, p);
                     l.retainedBytes += p.length;
                 }

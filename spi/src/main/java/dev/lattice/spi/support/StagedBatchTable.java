@@ -68,6 +68,7 @@ public final class StagedBatchTable<T> {
     }
 
     private final NavigableMap<Long, Staged<T>> byFirst = new TreeMap<>();
+    private final java.util.function.LongFunction<Staged<T>> stagedAt = byFirst::get;
 
     /** Creates an empty table. */
     public StagedBatchTable() {
@@ -121,6 +122,9 @@ public final class StagedBatchTable<T> {
      * @return the overlapping batches, in offset order
      */
     public List<Staged<T>> overlapping(long first, long last) {
+        if (byFirst.isEmpty()) {
+            return new ArrayList<>(0); // the common case of a lone writer: no map views, no boxing
+        }
         List<Staged<T>> out = new ArrayList<>();
         Map.Entry<Long, Staged<T>> below = byFirst.floorEntry(first);
         if (below != null && below.getValue().lastOffset() >= first) {
@@ -143,7 +147,7 @@ public final class StagedBatchTable<T> {
      *     java.util.function.LongFunction)}
      */
     public List<Staged<T>> commitChain(LogId log, Fence fence, long committedTail, long throughOffset) {
-        return StagingRules.commitChain(log, fence, committedTail, throughOffset, byFirst::get);
+        return StagingRules.commitChain(log, fence, committedTail, throughOffset, stagedAt);
     }
 
     /**
@@ -152,6 +156,13 @@ public final class StagedBatchTable<T> {
      * @param batches batches returned by {@link #commitChain} or {@link #all()}
      */
     public void remove(Collection<Staged<T>> batches) {
+        if (batches instanceof List<Staged<T>> list) {
+            for (int i = 0, n = list.size(); i < n; i++) {
+                Staged<T> s = list.get(i);
+                byFirst.remove(s.firstOffset(), s);
+            }
+            return;
+        }
         for (Staged<T> s : batches) {
             byFirst.remove(s.firstOffset(), s);
         }

@@ -54,6 +54,9 @@ public final class StagingRules {
             throw new OffsetConflictException(log, "batch " + first + ".." + last
                     + " overlaps committed offsets (committed tail " + committedTail + ")");
         }
+        if (overlapping.isEmpty()) {
+            return new StageDecision<>(StageDecision.Kind.STAGE, List.of());
+        }
         List<S> older = new ArrayList<>();
         for (S s : overlapping) {
             if (s.epoch() < fence.epoch()) {
@@ -101,7 +104,8 @@ public final class StagingRules {
      */
     public static <S extends StagedRange> List<S> commitChain(LogId log, Fence fence, long committedTail,
             long throughOffset, LongFunction<? extends S> stagedAt) {
-        List<S> chain = new ArrayList<>();
+        S first = null; // a chain of one batch (the common case) is returned as an immutable one-element list
+        List<S> chain = null;
         long pos = committedTail + 1;
         while (pos <= throughOffset) {
             S s = stagedAt.apply(pos);
@@ -114,10 +118,21 @@ public final class StagingRules {
                 throw new OffsetConflictException(log, "cannot commit through " + throughOffset
                         + ": it falls inside staged batch " + s.firstOffset() + ".." + s.lastOffset());
             }
-            chain.add(s);
+            if (first == null) {
+                first = s;
+            } else {
+                if (chain == null) {
+                    chain = new ArrayList<>();
+                    chain.add(first);
+                }
+                chain.add(s);
+            }
             pos = s.lastOffset() + 1;
         }
-        return chain;
+        if (chain != null) {
+            return chain;
+        }
+        return first != null ? List.of(first) : new ArrayList<>();
     }
 
     /**
