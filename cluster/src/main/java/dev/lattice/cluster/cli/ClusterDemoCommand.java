@@ -33,11 +33,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * {@code lattice cluster demo}: no configuration. Starts an embedded PostgreSQL on 127.0.0.1 (the storage every node
  * shares), {@code --nodes} node JVMs ({@code lattice cluster node}) on free loopback ports, and joins them itself as
- * a routing-only member; runs {@link ClusterDemoWorkload} through the cluster, kills (SIGKILL) the node hosting the
+ * a routing-only member; runs one writer and reader thread per partition through the cluster, kills (SIGKILL) the node hosting the
  * most partitions, keeps the traffic going until every partition is written again, verifies every acknowledged
  * write, prints a report, then shuts everything down and deletes its temporary directory (also on Ctrl-C).
  * Exit code {@link ExitCodes#VERIFICATION_FAILED} if an acknowledged write is missing, a read was wrong, or a
- * partition was not served again within {@link #RECOVERY_TIMEOUT}. Not thread-safe (one run per instance).
+ * partition was not served again within 90 s. Not thread-safe (one run per instance).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Start an embedded PostgreSQL and 3 node JVMs on 127.0.0.1, write and read through the "
