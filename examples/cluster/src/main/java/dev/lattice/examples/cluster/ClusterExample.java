@@ -93,10 +93,12 @@ public final class ClusterExample {
 
             // node 2 leaves: its partitions are drained, checkpointed and handed to the others
             nodes.remove(1).close();
-            System.out.println("node 2 left; node 1 hosts " + nodes.get(0).hostedPartitions("orders")
-                    + ", node 3 hosts " + nodes.get(1).hostedPartitions("orders"));
+            System.out.println("node 2 left");
             String afterLeave = text(viaThird.get("order-00").orElseThrow());
             System.out.println("order-00 after the leave: " + afterLeave + ", count " + viaFirst.count());
+            // the next request to a partition of node 2 hosted it on one of the others
+            System.out.println("node 1 hosts " + nodes.get(0).hostedPartitions("orders") + ", node 3 hosts "
+                    + nodes.get(1).hostedPartitions("orders"));
             seen.put("order-00 after leave", afterLeave);
             seen.put("count after leave", viaFirst.count());
             return seen;
