@@ -58,6 +58,12 @@ final class DemoRun {
                 && !ClusterDemoCommand.missing(partitions, new ArrayList<>(demo.ownership().values())).isEmpty()) {
             ClusterDemoWorkload.sleep(200);
         }
+        // a node that joined late gets partitions by rebalancing (every 10 s): wait a while for every node to host
+        // some, so that the kill leaves partitions on the others
+        long balanceBy = System.currentTimeMillis() + 45_000;
+        while (System.currentTimeMillis() < balanceBy && !balanced(partitions)) {
+            ClusterDemoWorkload.sleep(200);
+        }
         ClusterDemoWorkload.sleep(2_000);
         Map<String, Set<Integer>> before = demo.ownership();
         DemoNode victim = null;
@@ -112,6 +118,21 @@ final class DemoRun {
         verify(work);
         print(victim);
         return problems.isEmpty() ? ExitCodes.OK : ExitCodes.VERIFICATION_FAILED;
+    }
+
+    /** @return true when every partition has an owner and every node hosts at least one */
+    private boolean balanced(int partitions) {
+        Map<String, Set<Integer>> now = demo.ownership();
+        if (!ClusterDemoCommand.missing(partitions, new ArrayList<>(now.values())).isEmpty()) {
+            return false;
+        }
+        int fair = Math.min(1, partitions / Math.max(1, now.size()));
+        for (Set<Integer> h : now.values()) {
+            if (h.size() < fair) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void failover(ClusterDemoWorkload work, Set<Integer> affected, long killAt, long recoveredAt,
