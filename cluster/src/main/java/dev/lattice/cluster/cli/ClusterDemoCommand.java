@@ -55,6 +55,10 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
     /** How long the demo waits after the kill for every partition to be written again. */
     static final Duration RECOVERY_TIMEOUT = Duration.ofSeconds(90);
     private static final int KEYS_PER_PARTITION = 6_000;
+    /** How long the nodes and the demo have to form the cluster (generous: a loaded machine starts JVMs slowly). */
+    private static final Duration FORM_TIMEOUT = Duration.ofSeconds(240);
+    /** How often a node JVM that exits before joining is started again. */
+    private static final int RESTARTS = 2;
 
     @Spec
     CommandSpec spec;
@@ -115,7 +119,9 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
             say("starting an embedded PostgreSQL (data in " + dir + ")");
             pg[0] = EmbeddedPostgres.builder().setDataDirectory(dir.resolve("postgres"))
                     .setCleanDataDirectory(true).start();
-            String uri = "postgres://127.0.0.1:" + pg[0].getPort() + "/postgres?user=postgres&schema=lattice_demo";
+            // a generous connect timeout: on a busy machine a first connection can take longer than the 10 s default
+            String uri = "postgres://127.0.0.1:" + pg[0].getPort()
+                    + "/postgres?user=postgres&schema=lattice_demo&connectTimeout=60s";
             List<List<String>> keys = createTree(uri);
             List<Integer> ports = new ArrayList<>();
             for (int i = 0; i < nodes; i++) {
@@ -130,10 +136,7 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
                     .lattice(LatticeConfig.builder().uri(uri)).hosting(false).readLease(READ_LEASE)
                     .requestTimeout(Duration.ofSeconds(3)).operationTimeout(RECOVERY_TIMEOUT)
                     .pekko(ConfigFactory.parseString(routerSettings(freePort(), ports))).build());
-            if (!router[0].awaitMembers(nodes + 1, Duration.ofSeconds(180))) {
-                throw failure("the cluster did not form within 180 s (" + router[0].upMembers() + " of "
-                        + (nodes + 1) + " members up)");
-            }
+            awaitCluster(router[0], ports, uri);
             double formed = (System.nanoTime() - t0) / 1e9;
             say(String.format("cluster up: %d nodes and this demo (routing only) after %.1f s", nodes, formed));
             return new DemoRun(this, router[0].tree(TREE), keys, uri, formed).run();
@@ -143,6 +146,33 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
                 // the hook ran the clean-up already
+            }
+        }
+    }
+
+    /**
+     * Waits up to {@link #FORM_TIMEOUT} for every node and this demo to be up; a node JVM that exits before (e.g. it
+     * could not reach PostgreSQL in time on a busy machine) is started again, at most {@link #RESTARTS} times.
+     */
+    private void awaitCluster(LatticeCluster router, List<Integer> ports, String uri) {
+        long deadline = System.nanoTime() + FORM_TIMEOUT.toNanos();
+        int[] restarts = new int[nodes];
+        while (!router.awaitMembers(nodes + 1, Duration.ofSeconds(1))) {
+            if (System.nanoTime() > deadline) {
+                throw failure("the cluster did not form within " + FORM_TIMEOUT.toSeconds() + " s ("
+                        + router.upMembers() + " of " + (nodes + 1) + " members up)");
+            }
+            for (int i = 0; i < nodes; i++) {
+                DemoNode n = started.get(i);
+                if (n.alive()) {
+                    continue;
+                }
+                if (restarts[i]++ == RESTARTS) {
+                    throw failure(n.name + " exited " + (RESTARTS + 1) + " times before joining the cluster");
+                }
+                say(n.name + " exited before joining (" + n.tail(1).strip() + "); starting it again");
+                started.set(i, DemoNode.start(n.name, n.port, ports, uri, TREE, partitions, n.log.getParent(),
+                        nodeSettings()));
             }
         }
     }

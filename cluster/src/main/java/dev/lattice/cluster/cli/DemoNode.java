@@ -77,7 +77,9 @@ final class DemoNode {
         cmd.add("--read-lease");
         cmd.add(ClusterDemoCommand.READ_LEASE.toMillis() + "ms");
         try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            // appended: a node started again (it failed before joining) keeps the first attempt's lines
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
             return new DemoNode(name, port, log, p);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the node JVM " + name, e);

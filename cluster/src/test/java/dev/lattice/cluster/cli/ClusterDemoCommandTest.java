@@ -31,7 +31,7 @@ class ClusterDemoCommandTest {
     void threeNodesOneKilledReadsAndWritesGoOnAndEverythingIsRemoved(@TempDir Path dir) throws Exception {
         demo = ChildJvm.start(dir, "cluster", "demo");
         // generous for a loaded 2-core machine; about a minute otherwise
-        Integer code = demo.await(420);
+        Integer code = demo.await(540);
         String out = demo.out();
         String err = demo.err();
         assertThat(code).as(demo.describe()).isEqualTo(0);
