@@ -143,29 +143,56 @@ public final class Main {
     public static final String BENCH_COMMAND_CLASS = "dev.lattice.bench.cli.BenchCommand";
 
     /**
+     * The class of {@code lattice cluster}, in the cluster module ({@code lattice-cluster}), loaded like
+     * {@link #BENCH_COMMAND_CLASS} so that the CLI's own class path has no Pekko; otherwise
+     * {@link ClusterMissingCommand} stands in for it.
+     */
+    public static final String CLUSTER_COMMAND_CLASS = "dev.lattice.cluster.cli.ClusterCommand";
+
+    /**
+     * A subcommand that lives in another module: its name, the class loaded by name when that module is on the
+     * class path, and the stand-in that says how to get it otherwise.
+     *
+     * @param name the subcommand's name
+     * @param className the picocli command class (public, with a public no-argument constructor)
+     * @param missing creates the stand-in
+     */
+    record OptionalCommand(String name, String className, java.util.function.Supplier<Object> missing) {
+    }
+
+    /** The subcommands of other modules, in the order of the usage help. */
+    static final List<OptionalCommand> OPTIONAL_COMMANDS = List.of(
+            new OptionalCommand("bench", BENCH_COMMAND_CLASS, BenchMissingCommand::new),
+            new OptionalCommand("cluster", CLUSTER_COMMAND_CLASS, ClusterMissingCommand::new));
+
+    /**
      * The configured picocli command line (also for tests that check parsing without running).
      *
-     * @return a new command line with every subcommand, {@code bench} included (see {@link #BENCH_COMMAND_CLASS})
+     * @return a new command line with every subcommand, {@code bench} and {@code cluster} included (see
+     *     {@link #BENCH_COMMAND_CLASS}, {@link #CLUSTER_COMMAND_CLASS})
+     * @throws IllegalStateException if an optional command's class is present but cannot be created
      */
     public static CommandLine commandLine() {
         CommandLine cmd = new CommandLine(new LatticeCommand());
-        cmd.addSubcommand("bench", benchCommand());
+        for (OptionalCommand c : OPTIONAL_COMMANDS) {
+            cmd.addSubcommand(c.name(), optionalCommand(c));
+        }
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
         cmd.setUsageHelpWidth(110);
         return cmd;
     }
 
-    private static Object benchCommand() {
-        Class<?> c;
+    private static Object optionalCommand(OptionalCommand c) {
+        Class<?> type;
         try {
-            c = Class.forName(BENCH_COMMAND_CLASS, true, Main.class.getClassLoader());
+            type = Class.forName(c.className(), true, Main.class.getClassLoader());
         } catch (ClassNotFoundException absent) {
-            return new BenchMissingCommand();
+            return c.missing().get();
         }
         try {
-            return c.getConstructor().newInstance();
+            return type.getConstructor().newInstance();
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot create " + BENCH_COMMAND_CLASS + ": " + e, e);
+            throw new IllegalStateException("cannot create " + c.className() + ": " + e, e);
         }
     }
 

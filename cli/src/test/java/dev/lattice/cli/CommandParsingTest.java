@@ -129,6 +129,28 @@ class CommandParsingTest {
         }
     }
 
+    /** The CLI alone: {@code cluster} is a stand-in that names the cluster module (its real tests are there). */
+    @Test
+    void clusterWithoutTheClusterModuleIsAUsageErrorThatSaysWhatToRun() {
+        assertThat((Object) Main.commandLine().getSubcommands().get("cluster").getCommand())
+                .isInstanceOf(ClusterMissingCommand.class);
+        for (String[] args : new String[][] {{"cluster"}, {"cluster", "demo"}, {"cluster", "node", "--port", "1"},
+                {"cluster", "--help"}}) {
+            Cli.Run r = Cli.run(args);
+            assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.USAGE);
+            assertThat(r.err().strip()).as(r.toString()).doesNotContain("\n")
+                    .contains("./lattice cluster").contains("lattice-cluster");
+        }
+        assertThat(Cli.run("--help").out()).contains("cluster");
+    }
+
+    /** Pekko stays out of the CLI's own class path (it comes with the cluster module only). */
+    @Test
+    void theCliClassPathHasNoPekko() {
+        assertThat(getClass().getClassLoader().getResource("org/apache/pekko/actor/ActorSystem.class")).isNull();
+        assertThat(System.getProperty("java.class.path")).doesNotContain("pekko");
+    }
+
     @Test
     void uriWithoutSchemeIsAUsageError() {
         Cli.Run r = Cli.run("get", "--provider", "just-a-path", "t", "k");

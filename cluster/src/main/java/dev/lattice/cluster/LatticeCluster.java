@@ -158,6 +158,17 @@ public final class LatticeCluster implements AutoCloseable {
         return new ClusterAtomicWrite(router, null);
     }
 
+    /**
+     * The partitions of tree {@code name} this node hosts at this moment (Pekko moves them on joins, leaves and
+     * failures, so the answer may be stale as soon as it returns). Does not create or open the tree.
+     *
+     * @param name the tree name
+     * @return a snapshot, empty when this node hosts none of its partitions or has not opened the tree
+     */
+    public java.util.Set<Integer> hostedPartitions(String name) {
+        return services.hostedPartitions(name);
+    }
+
     /** @return the number of members that are up, as this node sees them */
     public int upMembers() {
         return (int) StreamSupport.stream(Cluster.get(system).state().getMembers().spliterator(), false)

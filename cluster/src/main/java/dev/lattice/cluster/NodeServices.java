@@ -65,6 +65,12 @@ final class NodeServices implements AutoCloseable {
         return trees.computeIfAbsent(name, n -> lattice.hostTree(n, options));
     }
 
+    /** @return the partitions of {@code name} this node hosts now, empty when it has not opened the tree */
+    java.util.Set<Integer> hostedPartitions(String name) {
+        PartialTree t = trees.get(name);
+        return t == null ? java.util.Set.of() : java.util.Set.copyOf(t.hostedPartitions());
+    }
+
     ExecutorService blocking() {
         return blocking;
     }
