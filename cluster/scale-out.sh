@@ -12,7 +12,7 @@ mvn -B -ntp -o -q -pl cluster dependency:build-classpath -Dmdep.outputFile="$RUN
 rm -rf "$RUN" && mkdir -p "$RUN"
 CP="$RUN/cluster-tests"
 cp -r cluster/target/test-classes "$RUN/cluster-tests"
-for m in cluster engine spi provider-postgres provider-local-chronicle testkit test-backends; do
+for m in cluster engine spi provider-postgres testkit test-backends; do
   cp -r "$m/target/classes" "$RUN/$m"
   CP="$CP:$RUN/$m"
 done
