@@ -100,12 +100,15 @@ class PartialTreeAtomicTest {
             Visibility publication = ((TreeImpl) tb).context().atomics.visibility;
             CompletableFuture<java.util.Optional<Versioned>> read;
             CompletableFuture<Void> resolved;
+            // own threads: on 2 cores the common pool has one worker, which the waiting read would hold
+            java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
             synchronized (publication) {
-                read = CompletableFuture.supplyAsync(() -> tb.getVersioned(k1));
+                read = CompletableFuture.supplyAsync(() -> tb.getVersioned(k1), threads);
                 Thread.sleep(100);
                 assertThat(read).as("the read waits for the outcome").isNotDone();
                 // on another thread: a lone write may run its steps on the calling thread, which holds the monitor
-                resolved = CompletableFuture.supplyAsync(() -> tb.resolveAtomic(1, "x9", true, version))
+                resolved = CompletableFuture.supplyAsync(() -> tb.resolveAtomic(1, "x9", true, version), threads)
                         .thenCompose(f -> f);
                 Thread.sleep(300); // the resolve's apply now waits for the monitor, in the middle of resolving
                 assertThat(read).as("the read still waits while the resolve is half-way").isNotDone();
@@ -114,6 +117,9 @@ class PartialTreeAtomicTest {
             Versioned seen = read.get(5, TimeUnit.SECONDS).orElseThrow();
             assertThat(EngineBasicsTest.s(seen.value())).isEqualTo("new1");
             assertThat(seen.version()).isEqualTo(version);
+            } finally {
+                threads.shutdownNow();
+            }
         }
     }
 
