@@ -10,10 +10,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-echo "run-all: building lattice-benchmarks (mvn -B -q -pl benchmarks install -DskipTests)" >&2
-mvn -B -q -ntp -pl benchmarks install -DskipTests 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
-mvn -B -q -ntp -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt \
-  -Dmdep.includeScope=runtime 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
+# Built with -am from this checkout (never `mvn install`: ~/.m2 may hold an older engine, or none on a fresh machine).
+echo "run-all: building lattice-benchmarks (mvn -B -q -pl benchmarks -am package -DskipTests)" >&2
+mvn -B -q -ntp -pl benchmarks -am package dependency:build-classpath -DskipTests -Dmaven.javadoc.skip=true \
+  -Dmdep.outputFile="$ROOT/benchmarks/target/classpath.txt" -Dmdep.includeScope=runtime 2>&1 \
+  | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
 
 JAVA="java"
 if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then
@@ -31,6 +32,15 @@ fi
 RUN_DIR="benchmarks/target/run-all"
 mkdir -p "$RUN_DIR"
 cp benchmarks/target/lattice-benchmarks-*-SNAPSHOT.jar "$RUN_DIR/lattice-benchmarks.jar"
+# The same for this reactor's own jars on the classpath (engine, providers): copies, not target/ paths.
+CP=""
+while IFS= read -r entry; do
+  if [[ "$entry" == "$ROOT"/* ]]; then
+    cp "$entry" "$RUN_DIR/$(basename "$entry")"
+    entry="$RUN_DIR/$(basename "$entry")"
+  fi
+  CP="$CP:$entry"
+done < <(tr ':' '\n' < benchmarks/target/classpath.txt | grep -v '^$')
 # shellcheck disable=SC2086
 exec "$JAVA" "${FLAGS[@]}" -Xmx6g ${BENCH_JAVA_OPTS:-} \
-  -cp "$RUN_DIR/lattice-benchmarks.jar:$(cat benchmarks/target/classpath.txt)" dev.lattice.bench.RunAll "$@"
+  -cp "$RUN_DIR/lattice-benchmarks.jar$CP" dev.lattice.bench.RunAll "$@"

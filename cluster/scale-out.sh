@@ -7,8 +7,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 RUN="${TMPDIR:-/tmp}/lattice-scale-out-classes"
-mvn -B -ntp -o -q -pl cluster -am test-compile -Dmaven.javadoc.skip=true
-mvn -B -ntp -o -q -pl cluster dependency:build-classpath -Dmdep.outputFile="$RUN.cp" -Dmdep.includeScope=test
+# One reactor invocation with -am (a separate `-pl cluster dependency:build-classpath` would need the engine in ~/.m2).
+mvn -B -ntp -o -q -pl cluster -am test-compile dependency:build-classpath -Dmaven.javadoc.skip=true \
+  -Dmdep.outputFile="$RUN.cp" -Dmdep.includeScope=test
 rm -rf "$RUN" && mkdir -p "$RUN"
 CP="$RUN/cluster-tests"
 cp -r cluster/target/test-classes "$RUN/cluster-tests"
@@ -16,5 +17,5 @@ for m in cluster engine spi provider-postgres testkit test-backends; do
   cp -r "$m/target/classes" "$RUN/$m"
   CP="$CP:$RUN/$m"
 done
-CP="$CP:$(tr ':' '\n' < "$RUN.cp" | grep -v '/dev/lattice/' | paste -sd:)"
+CP="$CP:$(tr ':' '\n' < "$RUN.cp" | grep -v -e '/dev/lattice/' -e "^$ROOT/" | paste -sd:)"
 exec java -cp "$CP" dev.lattice.cluster.ScaleOutHarness "${1:-40}" "${2:-10}" "${3:-8}"
