@@ -10,6 +10,8 @@ public class AtomicWriteAbortedException extends LatticeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message why it was aborted
      * @param cause the underlying failure, or null
      */

@@ -16,6 +16,8 @@ public class AtomicWritePendingException extends LatticeException {
     private final LogId coordinator;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log whose read waited
      * @param txnId the atomic write
      * @param coordinator its coordinator log
@@ -28,12 +30,12 @@ public class AtomicWritePendingException extends LatticeException {
         this.coordinator = coordinator;
     }
 
-    /** @return the atomic write's id */
+    /** {@return the atomic write's id} */
     public String txnId() {
         return txnId;
     }
 
-    /** @return the write's coordinator log */
+    /** {@return the write's coordinator log} */
     public LogId coordinator() {
         return coordinator;
     }

@@ -34,6 +34,8 @@ public record HealthIssue(LogId log, Kind kind, String detail) {
     }
 
     /**
+     * Creates an issue (a record of what is wrong with one log, and since when).
+     *
      * @param log the log
      * @param kind what is wrong
      * @param detail a sentence for an operator: what happened, the limit or the call involved

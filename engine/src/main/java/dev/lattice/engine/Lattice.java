@@ -842,6 +842,8 @@ public final class Lattice implements AutoCloseable {
     }
 
     /**
+     * Removes a listener; it receives no call that starts after this returns.
+     *
      * @param listener a listener registered before
      */
     public void removeSaturationListener(SaturationListener listener) {
@@ -867,30 +869,30 @@ public final class Lattice implements AutoCloseable {
         }
     }
 
-    /** @return counters since open (provider calls, batches, replay, checkpoints) */
+    /** {@return counters since open (provider calls, batches, replay, checkpoints)} */
     public LatticeStats stats() {
         return ctx.stats.snapshot();
     }
 
-    /** @return the registry the meters go to (the one configured, or a private simple registry) */
+    /** {@return the registry the meters go to (the one configured, or a private simple registry)} */
     public MeterRegistry meterRegistry() {
         return ctx.registry;
     }
 
-    /** @return the main ({@code default}) provider's descriptor */
+    /** {@return the main ({@code default}) provider's descriptor} */
     public ProviderDescriptor providerDescriptor() {
         return ctx.descriptor;
     }
 
     /**
-     * @return the main ({@code default}) provider, which also holds the catalog (for inspection; writing to the logs
-     *     of open trees behind the engine's back breaks them)
+     * {@return the main ({@code default}) provider, which also holds the catalog (for inspection; writing to the logs
+     * of open trees behind the engine's back breaks them)}
      */
     public WalStorageProvider provider() {
         return ctx.provider;
     }
 
-    /** @return estimated JVM bytes of the live data of the open trees */
+    /** {@return estimated JVM bytes of the live data of the open trees} */
     public long liveDataBytes() {
         return ctx.memoryUsed.get();
     }

@@ -154,17 +154,17 @@ public final class LatticeConfig {
         this.placementPolicy = b.placementPolicy;
     }
 
-    /** @return a builder with every default set */
+    /** {@return a builder with every default set} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** @return the provider URI, or null when a provider instance was given */
+    /** {@return the provider URI, or null when a provider instance was given} */
     public String uri() {
         return uri;
     }
 
-    /** @return partitions for new trees */
+    /** {@return partitions for new trees} */
     public int partitions() {
         return partitions;
     }
@@ -815,6 +815,8 @@ public final class LatticeConfig {
         }
 
         /**
+         * Builds the configuration from the values set so far (defaults for the rest).
+         *
          * @return the configuration
          * @throws IllegalStateException if neither a URI nor a provider was set
          */

@@ -6,6 +6,8 @@ public class LatticeException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message what went wrong
      * @param cause the underlying failure, or null
      */
@@ -13,7 +15,15 @@ public class LatticeException extends RuntimeException {
         super(message, cause);
     }
 
-    /** @param message what went wrong */
+    /**
+
+     * Creates the exception.
+
+     *
+
+     * @param message what went wrong
+
+     */
     public LatticeException(String message) {
         super(message);
     }

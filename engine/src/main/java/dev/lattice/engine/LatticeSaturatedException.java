@@ -10,6 +10,8 @@ public class LatticeSaturatedException extends LatticeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message which tree and log, and the wait
      * @param cause the recent provider failure, or null
      */

@@ -8,7 +8,15 @@ public class LatticeShuttingDownException extends LatticeException {
 
     private static final long serialVersionUID = 1L;
 
-    /** @param message what was refused */
+    /**
+
+     * Creates the exception.
+
+     *
+
+     * @param message what was refused
+
+     */
     public LatticeShuttingDownException(String message) {
         super(message);
     }

@@ -8,7 +8,15 @@ public class MemoryBudgetExceededException extends LatticeException {
 
     private static final long serialVersionUID = 1L;
 
-    /** @param message the budget and the current estimate, in bytes */
+    /**
+
+     * Creates the exception.
+
+     *
+
+     * @param message the budget and the current estimate, in bytes
+
+     */
     public MemoryBudgetExceededException(String message) {
         super(message);
     }

@@ -14,6 +14,8 @@ import java.util.List;
 public record MovePlan(String tree, long placementVersion, List<LogMove> logs) {
 
     /**
+     * Creates a plan.
+     *
      * @param tree the tree
      * @param placementVersion the placement version the plan was made against; {@link Lattice#move} flips from it
      * @param logs one step per log to move (logs already on their target are left out)

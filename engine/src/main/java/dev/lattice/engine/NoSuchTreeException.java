@@ -11,6 +11,8 @@ public class NoSuchTreeException extends LatticeException {
     private final String tree;
 
     /**
+     * Creates the exception.
+     *
      * @param tree the tree's name
      * @param message what happened
      */
@@ -19,7 +21,7 @@ public class NoSuchTreeException extends LatticeException {
         this.tree = tree;
     }
 
-    /** @return the tree's name */
+    /** {@return the tree's name} */
     public String tree() {
         return tree;
     }

@@ -17,6 +17,8 @@ public class OwnershipLostException extends LatticeException {
     private final long epoch;
 
     /**
+     * Creates the exception.
+     *
      * @param tree the tree that is no longer served
      * @param log the log whose claim was lost
      * @param epoch the epoch that fenced this process out, {@code -1} when the provider did not say
@@ -31,17 +33,17 @@ public class OwnershipLostException extends LatticeException {
         this.epoch = epoch;
     }
 
-    /** @return the tree that is no longer served */
+    /** {@return the tree that is no longer served} */
     public String tree() {
         return tree;
     }
 
-    /** @return the log whose claim was lost */
+    /** {@return the log whose claim was lost} */
     public LogId log() {
         return log;
     }
 
-    /** @return the epoch that fenced this process out, {@code -1} when unknown */
+    /** {@return the epoch that fenced this process out, {@code -1} when unknown} */
     public long epoch() {
         return epoch;
     }

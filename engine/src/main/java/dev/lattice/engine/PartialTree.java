@@ -27,13 +27,15 @@ import java.util.concurrent.CompletableFuture;
 public interface PartialTree extends Tree {
 
     /**
+     * Maps a key to its partition by the tree's stored partition hash.
+     *
      * @param key a key (not validated beyond null)
      * @return the partition, {@code 0..partitions()-1}, that holds {@code key} by the tree's stored partition hash
      * @throws NullPointerException if the key is null
      */
     int partitionOf(String key);
 
-    /** @return the partitions hosted now, a snapshot in ascending order */
+    /** {@return the partitions hosted now, a snapshot in ascending order} */
     Set<Integer> hostedPartitions();
 
     /**
@@ -155,6 +157,8 @@ public interface PartialTree extends Tree {
     CompletableFuture<Void> resolveAtomic(int partition, String txnId, boolean commit, long version);
 
     /**
+     * Looks up the decision a coordinator partition logged for an atomic write.
+     *
      * @param partition a hosted coordinator partition
      * @param txnId the write
      * @return its recorded decision, or empty when none is recorded (in flight, or never decided)
@@ -174,6 +178,8 @@ public interface PartialTree extends Tree {
     void atomicResolvedAt(int partition, String txnId, dev.lattice.spi.LogId participant);
 
     /**
+     * Lists the atomic writes prepared in a partition and not yet resolved.
+     *
      * @param partition a hosted partition
      * @return the atomic writes prepared here whose outcome is not known here yet, by id, with their coordinator
      *     logs (after a replay: those whose coordinator another process hosts)

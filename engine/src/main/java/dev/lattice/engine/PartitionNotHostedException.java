@@ -12,6 +12,8 @@ public class PartitionNotHostedException extends LatticeException {
     private final int partition;
 
     /**
+     * Creates the exception.
+     *
      * @param tree the tree
      * @param partition the partition that is not hosted here, or {@code -1} for an operation over several
      * @param message what was asked and why it cannot be served
@@ -22,12 +24,12 @@ public class PartitionNotHostedException extends LatticeException {
         this.partition = partition;
     }
 
-    /** @return the tree */
+    /** {@return the tree} */
     public String tree() {
         return tree;
     }
 
-    /** @return the partition that is not hosted here, {@code -1} when the operation spans several */
+    /** {@return the partition that is not hosted here, {@code -1} when the operation spans several} */
     public int partition() {
         return partition;
     }

@@ -16,6 +16,8 @@ import java.util.Objects;
 public record Placement(String tree, long version, List<String> keys) {
 
     /**
+     * Creates a placement.
+     *
      * @param tree the tree name
      * @param version the placement's version, 1 at creation
      * @param keys provider key of partition {@code p} at index {@code p}; as many entries as partitions
@@ -34,6 +36,8 @@ public record Placement(String tree, long version, List<String> keys) {
     }
 
     /**
+     * Names the provider key that holds a partition's log.
+     *
      * @param partition a partition number
      * @return the provider key its log lives on
      * @throws IndexOutOfBoundsException if the tree has no such partition
@@ -42,7 +46,7 @@ public record Placement(String tree, long version, List<String> keys) {
         return keys.get(partition);
     }
 
-    /** @return the distinct keys, in first-use order */
+    /** {@return the distinct keys, in first-use order} */
     public List<String> distinctKeys() {
         return keys.stream().distinct().toList();
     }

@@ -16,6 +16,8 @@ public interface PlacementPolicy {
     String DEFAULT_KEY = "default";
 
     /**
+     * Chooses a provider key for each partition of a new tree.
+     *
      * @param tree the new tree's name
      * @param partitions its partition count
      * @param registeredKeys the provider keys registered in this lattice (always contains {@link #DEFAULT_KEY})
@@ -23,7 +25,7 @@ public interface PlacementPolicy {
      */
     List<String> place(String tree, int partitions, List<String> registeredKeys);
 
-    /** @return the default policy: every log on {@link #DEFAULT_KEY} */
+    /** {@return the default policy: every log on {@link #DEFAULT_KEY}} */
     static PlacementPolicy allOnDefault() {
         return (tree, partitions, keys) -> java.util.Collections.nCopies(partitions, DEFAULT_KEY);
     }

@@ -14,6 +14,8 @@ public class PreconditionFailedException extends AtomicWriteAbortedException {
     private final long actualVersion;
 
     /**
+     * Creates the exception.
+     *
      * @param tree the tree of the key
      * @param key the key whose precondition failed
      * @param expectedVersion the version the write expected ({@code 0} = absent)
@@ -34,22 +36,22 @@ public class PreconditionFailedException extends AtomicWriteAbortedException {
         return v == 0 ? "absent" : "version " + v;
     }
 
-    /** @return the tree of the key whose precondition failed */
+    /** {@return the tree of the key whose precondition failed} */
     public String tree() {
         return tree;
     }
 
-    /** @return the key whose precondition failed */
+    /** {@return the key whose precondition failed} */
     public String key() {
         return key;
     }
 
-    /** @return the expected version ({@code 0} = absent) */
+    /** {@return the expected version ({@code 0} = absent)} */
     public long expectedVersion() {
         return expectedVersion;
     }
 
-    /** @return the version found ({@code 0} = absent, {@code -1} = held by an unresolved atomic write) */
+    /** {@return the version found ({@code 0} = absent, {@code -1} = held by an unresolved atomic write)} */
     public long actualVersion() {
         return actualVersion;
     }

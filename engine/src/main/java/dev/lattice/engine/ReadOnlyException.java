@@ -10,6 +10,8 @@ public class ReadOnlyException extends LatticeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message which write, on which tree, and what to do instead
      */
     public ReadOnlyException(String message) {

@@ -8,6 +8,8 @@ package dev.lattice.engine;
 public interface SaturationListener {
 
     /**
+     * Called when a tree's saturation state changes.
+     *
      * @param tree the tree's name
      * @param previous the state before
      * @param current the state now

@@ -144,19 +144,21 @@ public interface Tree {
      */
     CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive);
 
-    /** @return the tree's name */
+    /** {@return the tree's name} */
     String name();
 
-    /** @return the number of partitions (= logs), fixed when the tree was created */
+    /** {@return the number of partitions (= logs), fixed when the tree was created} */
     int partitions();
 
-    /** @return the longest key, in UTF-8 bytes */
+    /** {@return the longest key, in UTF-8 bytes} */
     int maxKeyBytes();
 
-    /** @return the largest value, in bytes */
+    /** {@return the largest value, in bytes} */
     int maxValueBytes();
 
     /**
+     * Reads a key's value.
+     *
      * @param key the key
      * @return the value, or empty when absent
      * @throws NullPointerException if {@code key} is null
@@ -164,6 +166,8 @@ public interface Tree {
     Optional<byte[]> get(String key);
 
     /**
+     * Reads a key's value with its version.
+     *
      * @param key the key
      * @return the value with its version, or empty when absent
      * @throws NullPointerException if {@code key} is null
@@ -171,6 +175,8 @@ public interface Tree {
     Optional<Versioned> getVersioned(String key);
 
     /**
+     * Tells whether a key holds a value.
+     *
      * @param key the key
      * @return true when the key has a value
      * @throws NullPointerException if {@code key} is null
@@ -329,10 +335,10 @@ public interface Tree {
      */
     dev.lattice.engine.feed.ChangeSnapshot snapshotWithPosition(String fromInclusive, String toExclusive);
 
-    /** @return the number of keys (sums the partitions; exact when no write runs concurrently) */
+    /** {@return the number of keys (sums the partitions; exact when no write runs concurrently)} */
     long count();
 
-    /** @return the tree's current saturation state */
+    /** {@return the tree's current saturation state} */
     SaturationState saturation();
 
     /**

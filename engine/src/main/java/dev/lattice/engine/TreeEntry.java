@@ -12,6 +12,8 @@ import java.util.Objects;
 public record TreeEntry(String key, byte[] value, long version) {
 
     /**
+     * Creates an entry.
+     *
      * @param key the key
      * @param value the value bytes (shared with the engine's state: do not modify)
      * @param version the version of the mutation that wrote it, {@code >= 1}

@@ -34,12 +34,14 @@ public record TreeOptions(int partitions, int hashVersion) {
         PartitionHash.of(hashVersion);
     }
 
-    /** @return the configured partition count and the latest hash version */
+    /** {@return the configured partition count and the latest hash version} */
     public static TreeOptions defaults() {
         return new TreeOptions(0, LATEST_HASH_VERSION);
     }
 
     /**
+     * Options for a tree with the given partition count and defaults otherwise.
+     *
      * @param partitions the partition count, 1..4096
      * @return options with that count and the latest hash version
      * @throws IllegalArgumentException if the count is out of range
@@ -52,6 +54,8 @@ public record TreeOptions(int partitions, int hashVersion) {
     }
 
     /**
+     * A copy with another partition hash version.
+     *
      * @param version the partition hash version, 1 or 2
      * @return these options with that hash version
      * @throws IllegalArgumentException if the version is unknown

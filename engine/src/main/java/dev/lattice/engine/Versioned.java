@@ -17,6 +17,8 @@ import java.util.Optional;
 public record Versioned(byte[] value, long version, long expiresAtMillis) {
 
     /**
+     * Creates a versioned value.
+     *
      * @param value the value bytes (the caller must not modify them; they are shared with the engine's state)
      * @param version the version, {@code >= 1}
      * @param expiresAtMillis when the value expires (epoch ms), {@code 0} when it never does

@@ -11,6 +11,8 @@ public class WriteFailedException extends LatticeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message which tree/log and what failed
      * @param cause the provider's failure
      */

@@ -10,6 +10,8 @@ public class WriteOutcomeUnknownException extends LatticeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message which tree/log and what failed
      * @param cause the provider's last failure
      */

@@ -9,6 +9,8 @@ public class BatchTooLargeException extends WalStorageException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log, or null
      * @param message which limit was exceeded, with the numbers
      */

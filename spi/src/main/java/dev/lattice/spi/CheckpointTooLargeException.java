@@ -6,6 +6,8 @@ public class CheckpointTooLargeException extends WalStorageException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param limitBytes the provider's limit, in bytes
      */

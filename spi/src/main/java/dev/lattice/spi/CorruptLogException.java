@@ -11,6 +11,8 @@ public class CorruptLogException extends WalStorageException {
     private final long offset;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param offset the offset of the bad record (or the checkpoint's through-offset), or {@code -1} when unknown
      * @param message what is wrong
@@ -22,6 +24,8 @@ public class CorruptLogException extends WalStorageException {
     }
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param offset the offset of the bad record, or {@code -1} when unknown
      * @param message what is wrong
@@ -30,7 +34,7 @@ public class CorruptLogException extends WalStorageException {
         this(log, offset, message, null);
     }
 
-    /** @return the offset of the bad record, or {@code -1} when unknown */
+    /** {@return the offset of the bad record, or {@code -1} when unknown} */
     public long offset() {
         return offset;
     }

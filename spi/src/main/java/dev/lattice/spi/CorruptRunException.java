@@ -14,6 +14,7 @@ public class CorruptRunException extends CorruptLogException {
     /**
      * Creates the exception.
      *
+     *
      * @param log the log
      * @param run the damaged run
      * @param blockPosition the first byte of the damaged block within the run, or {@code -1} for the run as a whole

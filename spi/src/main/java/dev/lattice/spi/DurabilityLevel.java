@@ -15,6 +15,8 @@ public enum DurabilityLevel {
     REPLICATED;
 
     /**
+     * Compares strengths: a later constant in declaration order is a stronger level.
+     *
      * @param other another level
      * @return true when this level is at least as strong as {@code other}
      */

@@ -70,27 +70,27 @@ public final class EncodedBatch {
         return of(firstOffset, BatchId.random(), entries);
     }
 
-    /** @return offset of the first entry (inclusive), {@code >= 0} */
+    /** {@return offset of the first entry (inclusive), {@code >= 0}} */
     public long firstOffset() {
         return firstOffset;
     }
 
-    /** @return offset of the last entry (inclusive): {@code firstOffset + size - 1} */
+    /** {@return offset of the last entry (inclusive): {@code firstOffset + size - 1}} */
     public long lastOffset() {
         return firstOffset + entries.size() - 1;
     }
 
-    /** @return the batch id */
+    /** {@return the batch id} */
     public BatchId batchId() {
         return batchId;
     }
 
-    /** @return the number of entries, at least 1 */
+    /** {@return the number of entries, at least 1} */
     public int size() {
         return entries.size();
     }
 
-    /** @return the payloads, unmodifiable list; entry {@code i} has offset {@code firstOffset + i} */
+    /** {@return the payloads, unmodifiable list; entry {@code i} has offset {@code firstOffset + i}} */
     public List<byte[]> entries() {
         return entries;
     }
@@ -110,7 +110,7 @@ public final class EncodedBatch {
         return entries.get((int) (offset - firstOffset));
     }
 
-    /** @return the sum of the payload lengths, in bytes */
+    /** {@return the sum of the payload lengths, in bytes} */
     public long payloadBytes() {
         return payloadBytes;
     }

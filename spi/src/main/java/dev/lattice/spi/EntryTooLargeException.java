@@ -9,6 +9,8 @@ public class EntryTooLargeException extends WalStorageException {
     private final long limitBytes;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log, or null
      * @param offset the entry's offset, or {@code -1} when unknown
      * @param sizeBytes the entry's size, in bytes
@@ -21,12 +23,12 @@ public class EntryTooLargeException extends WalStorageException {
         this.limitBytes = limitBytes;
     }
 
-    /** @return the rejected entry's size, in bytes */
+    /** {@return the rejected entry's size, in bytes} */
     public long sizeBytes() {
         return sizeBytes;
     }
 
-    /** @return the limit, in bytes */
+    /** {@return the limit, in bytes} */
     public long limitBytes() {
         return limitBytes;
     }

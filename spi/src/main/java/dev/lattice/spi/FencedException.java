@@ -12,6 +12,8 @@ public class FencedException extends WalStorageException {
     private final long currentEpoch;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param staleEpoch the caller's epoch
      * @param currentEpoch the log's current epoch, or {@code -1} when the provider cannot tell
@@ -21,6 +23,8 @@ public class FencedException extends WalStorageException {
     }
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param staleEpoch the caller's epoch
      * @param currentEpoch the log's current epoch, or {@code -1} when the provider cannot tell
@@ -34,12 +38,12 @@ public class FencedException extends WalStorageException {
         this.currentEpoch = currentEpoch;
     }
 
-    /** @return the caller's stale epoch */
+    /** {@return the caller's stale epoch} */
     public long staleEpoch() {
         return staleEpoch;
     }
 
-    /** @return the log's current epoch, or {@code -1} when unknown */
+    /** {@return the log's current epoch, or {@code -1} when unknown} */
     public long currentEpoch() {
         return currentEpoch;
     }

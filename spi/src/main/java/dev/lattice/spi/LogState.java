@@ -24,12 +24,12 @@ public record LogState(long lowestOffset, long committedTail, long trimWatermark
     /** The state of a log that was never claimed nor written. */
     public static final LogState EMPTY = new LogState(0, -1, -1, 0, 0, 0, 0);
 
-    /** @return true when no committed entry is retained */
+    /** {@return true when no committed entry is retained} */
     public boolean isEmpty() {
         return retainedEntries == 0;
     }
 
-    /** @return the offset the next appended entry must have: {@code committedTail + 1} */
+    /** {@return the offset the next appended entry must have: {@code committedTail + 1}} */
     public long nextOffset() {
         return committedTail + 1;
     }

@@ -10,6 +10,8 @@ public class OffsetConflictException extends WalStorageException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param message what conflicted, with the offsets
      */
@@ -18,6 +20,8 @@ public class OffsetConflictException extends WalStorageException {
     }
 
     /**
+     * Creates the exception.
+     *
      * @param log the log
      * @param message what conflicted, with the offsets
      * @param cause the backend's failure, or null

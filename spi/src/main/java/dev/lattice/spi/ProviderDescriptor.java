@@ -54,6 +54,8 @@ public record ProviderDescriptor(String name, String version, ProviderLimits lim
     }
 
     /**
+     * Whether the provider declares a feature.
+     *
      * @param feature a feature
      * @return true when the provider declares it
      */

@@ -14,6 +14,8 @@ public class ProviderMissingException extends WalStorageException {
     private final List<String> registeredKeys;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log, or null
      * @param providerKey the missing key
      * @param registeredKeys the keys this process has
@@ -25,12 +27,12 @@ public class ProviderMissingException extends WalStorageException {
         this.registeredKeys = List.copyOf(registeredKeys);
     }
 
-    /** @return the missing key */
+    /** {@return the missing key} */
     public String providerKey() {
         return providerKey;
     }
 
-    /** @return the keys that are registered */
+    /** {@return the keys that are registered} */
     public List<String> registeredKeys() {
         return registeredKeys;
     }

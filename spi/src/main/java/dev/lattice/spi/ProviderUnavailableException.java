@@ -9,6 +9,8 @@ public class ProviderUnavailableException extends WalStorageException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log, or null
      * @param message what failed
      * @param cause the backend's failure, or null

@@ -13,6 +13,8 @@ public class ReadOnlyProviderException extends WalStorageException {
     private final String operation;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log the call named, or null when it named none
      * @param operation the refused call, e.g. {@code "commit"} or {@code "runs().write"}
      * @param provider the provider's name, e.g. {@code "chronicle"}, for the message
@@ -23,7 +25,7 @@ public class ReadOnlyProviderException extends WalStorageException {
         this.operation = operation;
     }
 
-    /** @return the refused call, e.g. {@code "commit"} */
+    /** {@return the refused call, e.g. {@code "commit"}} */
     public String operation() {
         return operation;
     }

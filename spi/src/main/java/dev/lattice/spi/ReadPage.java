@@ -27,7 +27,7 @@ public record ReadPage(List<LogEntry> entries, long committedTail) {
         entries = List.copyOf(Objects.requireNonNull(entries, "entries"));
     }
 
-    /** @return true when the page holds no entry */
+    /** {@return true when the page holds no entry} */
     public boolean isEmpty() {
         return entries.isEmpty();
     }
@@ -42,7 +42,7 @@ public record ReadPage(List<LogEntry> entries, long committedTail) {
         return entries.isEmpty() ? fromExclusive : entries.get(entries.size() - 1).offset();
     }
 
-    /** @return the sum of the payload lengths, in bytes */
+    /** {@return the sum of the payload lengths, in bytes} */
     public long payloadBytes() {
         long sum = 0;
         for (LogEntry e : entries) {

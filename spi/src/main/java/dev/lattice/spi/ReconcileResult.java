@@ -14,7 +14,7 @@ package dev.lattice.spi;
 public record ReconcileResult(long committedTail, int rolledBackBatches, int rolledForwardBatches,
                               long removedLeftovers) {
 
-    /** @return true when reconcile changed nothing */
+    /** {@return true when reconcile changed nothing} */
     public boolean isClean() {
         return rolledBackBatches == 0 && rolledForwardBatches == 0 && removedLeftovers == 0;
     }

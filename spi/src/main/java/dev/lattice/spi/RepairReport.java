@@ -46,12 +46,12 @@ public record RepairReport(LogId log, long tailBefore, long tailAfter, long firs
         return new RepairReport(log, tail, tail, -1, -1, "no damage found");
     }
 
-    /** @return true when nothing was lost */
+    /** {@return true when nothing was lost} */
     public boolean isClean() {
         return firstLostOffset < 0;
     }
 
-    /** @return how many offsets were lost, {@code 0} when clean */
+    /** {@return how many offsets were lost, {@code 0} when clean} */
     public long lostEntries() {
         return isClean() ? 0 : lastLostOffset - firstLostOffset + 1;
     }

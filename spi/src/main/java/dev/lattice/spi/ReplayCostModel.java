@@ -16,6 +16,8 @@ public record ReplayCostModel(double millisPerBatch, double millisPerMiB) {
     public static final ReplayCostModel UNKNOWN = new ReplayCostModel(0, 0);
 
     /**
+     * Creates a model from two measured figures.
+     *
      * @param millisPerBatch estimated replay time per stored batch (block, row, item) of the log, in milliseconds
      * @param millisPerMiB estimated replay time per MiB of payload, in milliseconds
      * @throws IllegalArgumentException if a figure is negative or not finite
@@ -29,6 +31,8 @@ public record ReplayCostModel(double millisPerBatch, double millisPerMiB) {
     }
 
     /**
+     * Estimates how long replaying part of a log takes.
+     *
      * @param batches stored batches to replay
      * @param payloadBytes payload bytes to replay
      * @return estimated replay time, in milliseconds
@@ -37,7 +41,7 @@ public record ReplayCostModel(double millisPerBatch, double millisPerMiB) {
         return batches * millisPerBatch + payloadBytes / (1024.0 * 1024.0) * millisPerMiB;
     }
 
-    /** @return true when this model gives no estimate */
+    /** {@return true when this model gives no estimate} */
     public boolean isUnknown() {
         return millisPerBatch == 0 && millisPerMiB == 0;
     }

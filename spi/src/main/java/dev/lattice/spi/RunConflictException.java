@@ -13,6 +13,7 @@ public class RunConflictException extends WalStorageException {
     /**
      * Creates the exception.
      *
+     *
      * @param log the log
      * @param run the run
      * @param existing what is stored

@@ -13,6 +13,7 @@ public class RunNotFoundException extends WalStorageException {
     /**
      * Creates the exception.
      *
+     *
      * @param log the log
      * @param run the missing run
      */

@@ -46,7 +46,7 @@ public record StagedBatch(LogId log, long epoch, long firstOffset, long lastOffs
         return new StagedBatch(fence.log(), fence.epoch(), batch.firstOffset(), batch.lastOffset(), batch.batchId());
     }
 
-    /** @return the number of entries */
+    /** {@return the number of entries} */
     public int size() {
         return (int) (lastOffset - firstOffset + 1);
     }

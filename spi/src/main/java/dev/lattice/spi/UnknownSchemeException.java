@@ -26,12 +26,12 @@ public class UnknownSchemeException extends IllegalArgumentException {
         this.available = List.copyOf(available);
     }
 
-    /** @return the scheme asked for */
+    /** {@return the scheme asked for} */
     public String scheme() {
         return scheme;
     }
 
-    /** @return the schemes that were found */
+    /** {@return the schemes that were found} */
     public List<String> available() {
         return available;
     }

@@ -13,6 +13,8 @@ public class WalStorageException extends RuntimeException {
     private final transient LogId log;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log the failure concerns, or null when it concerns no single log
      * @param message what went wrong
      * @param cause the underlying failure, or null
@@ -23,6 +25,8 @@ public class WalStorageException extends RuntimeException {
     }
 
     /**
+     * Creates the exception.
+     *
      * @param log the log the failure concerns, or null
      * @param message what went wrong
      */
@@ -30,7 +34,7 @@ public class WalStorageException extends RuntimeException {
         this(log, message, null);
     }
 
-    /** @return the log the failure concerns, or null when it concerns no single log */
+    /** {@return the log the failure concerns, or null when it concerns no single log} */
     public LogId log() {
         return log;
     }

@@ -65,6 +65,8 @@ public final class CountingProvider extends ForwardingProvider {
         }
 
         /**
+         * Counts the calls of one operation.
+         *
          * @param op an operation
          * @return how many times it was called
          */
@@ -73,6 +75,8 @@ public final class CountingProvider extends ForwardingProvider {
         }
 
         /**
+         * Counts the calls of one operation that threw.
+         *
          * @param op an operation
          * @return how many of its calls threw
          */
@@ -80,7 +84,7 @@ public final class CountingProvider extends ForwardingProvider {
             return failures.getOrDefault(op, 0L);
         }
 
-        /** @return calls of every operation together */
+        /** {@return calls of every operation together} */
         public long totalCalls() {
             return calls.values().stream().mapToLong(Long::longValue).sum();
         }
@@ -133,7 +137,7 @@ public final class CountingProvider extends ForwardingProvider {
         return a;
     }
 
-    /** @return the counters now */
+    /** {@return the counters now} */
     public Counts snapshot() {
         Map<SpiOperation, Long> c = new EnumMap<>(SpiOperation.class);
         Map<SpiOperation, Long> f = new EnumMap<>(SpiOperation.class);

@@ -144,12 +144,14 @@ public final class FaultInjectingProvider extends ForwardingProvider {
             return new FaultRule(operation, Timing.AFTER, timeout, 1, 0, 1.0, null);
         }
 
-        /** @return this rule firing once (the default) */
+        /** {@return this rule firing once (the default)} */
         public FaultRule once() {
             return times(1);
         }
 
         /**
+         * Limits how often the rule fires.
+         *
          * @param n how many times the rule fires, {@code >= 1}
          * @return a copy firing {@code n} times
          */
@@ -160,12 +162,14 @@ public final class FaultInjectingProvider extends ForwardingProvider {
             return new FaultRule(operation, timing, timeout, n, skip, probability, log);
         }
 
-        /** @return a copy that fires on every eligible call until cancelled */
+        /** {@return a copy that fires on every eligible call until cancelled} */
         public FaultRule always() {
             return new FaultRule(operation, timing, timeout, -1, skip, probability, log);
         }
 
         /**
+         * Lets some matching calls through before the rule may fire.
+         *
          * @param calls matching calls to let through before the rule may fire, {@code >= 0}
          * @return a copy that skips that many calls first
          */
@@ -174,6 +178,8 @@ public final class FaultInjectingProvider extends ForwardingProvider {
         }
 
         /**
+         * Makes the rule fire at random.
+         *
          * @param p the chance, in {@code (0, 1]}, that an eligible call fires
          * @return a copy with that probability
          */
@@ -182,6 +188,8 @@ public final class FaultInjectingProvider extends ForwardingProvider {
         }
 
         /**
+         * Restricts the rule to one log's calls.
+         *
          * @param only the log whose calls match (calls without a log, {@code logs} and {@code trees}, never match)
          * @return a copy restricted to that log
          */
@@ -202,19 +210,19 @@ public final class FaultInjectingProvider extends ForwardingProvider {
             this.rule = rule;
         }
 
-        /** @return the rule */
+        /** {@return the rule} */
         public FaultRule rule() {
             return rule;
         }
 
-        /** @return how many calls this rule failed so far */
+        /** {@return how many calls this rule failed so far} */
         public long firedCount() {
             synchronized (lock) {
                 return fired;
             }
         }
 
-        /** @return true when the rule fired as often as it may, or was cancelled */
+        /** {@return true when the rule fired as often as it may, or was cancelled} */
         public boolean isExhausted() {
             synchronized (lock) {
                 return cancelled || (rule.times() != -1 && fired >= rule.times());
@@ -297,7 +305,7 @@ public final class FaultInjectingProvider extends ForwardingProvider {
         }
     }
 
-    /** @return how many calls this decorator failed so far */
+    /** {@return how many calls this decorator failed so far} */
     public long injectedFaultCount() {
         return injected.get();
     }

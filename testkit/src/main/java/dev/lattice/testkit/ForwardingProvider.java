@@ -50,6 +50,8 @@ public abstract class ForwardingProvider implements WalStorageProvider {
     private final RunStore runs = new InterceptedRuns();
 
     /**
+     * Creates the instance.
+     *
      * @param delegate the provider to forward to
      * @throws NullPointerException if {@code delegate} is null
      */
@@ -57,7 +59,7 @@ public abstract class ForwardingProvider implements WalStorageProvider {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
     }
 
-    /** @return the provider calls are forwarded to */
+    /** {@return the provider calls are forwarded to} */
     public WalStorageProvider delegate() {
         return delegate;
     }

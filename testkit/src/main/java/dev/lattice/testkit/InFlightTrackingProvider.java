@@ -20,6 +20,8 @@ public final class InFlightTrackingProvider extends ForwardingProvider {
     private final AtomicLong lastCallEndNanos = new AtomicLong(System.nanoTime());
 
     /**
+     * Creates the instance.
+     *
      * @param delegate the provider that does the work
      * @throws NullPointerException if {@code delegate} is null
      */
@@ -27,7 +29,7 @@ public final class InFlightTrackingProvider extends ForwardingProvider {
         super(delegate);
     }
 
-    /** @return how many calls are running now */
+    /** {@return how many calls are running now} */
     public int inFlight() {
         return running.get();
     }

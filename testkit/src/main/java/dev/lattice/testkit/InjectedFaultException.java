@@ -18,6 +18,8 @@ public class InjectedFaultException extends ProviderUnavailableException {
     private final FaultInjectingProvider.Timing timing;
 
     /**
+     * Creates the exception.
+     *
      * @param log the log the call addressed, or null
      * @param operation the faulted call
      * @param timing whether the call was dropped before reaching the provider or its response was lost after
@@ -30,17 +32,17 @@ public class InjectedFaultException extends ProviderUnavailableException {
         this.timing = timing;
     }
 
-    /** @return the faulted call */
+    /** {@return the faulted call} */
     public SpiOperation operation() {
         return operation;
     }
 
-    /** @return {@link FaultInjectingProvider.Timing#BEFORE} (nothing happened) or {@code AFTER} (the call landed) */
+    /** {@return {@link FaultInjectingProvider.Timing#BEFORE} (nothing happened) or {@code AFTER} (the call landed)} */
     public FaultInjectingProvider.Timing timing() {
         return timing;
     }
 
-    /** @return true when the call reached the provider and completed there (only its response was lost) */
+    /** {@return true when the call reached the provider and completed there (only its response was lost)} */
     public boolean landed() {
         return timing == FaultInjectingProvider.Timing.AFTER;
     }

@@ -65,6 +65,8 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
 
         /**
+         * Sets the entry limit.
+         *
          * @param bytes largest entry payload the service can store, inclusive, {@code >= 1}
          * @return this builder
          */
@@ -74,6 +76,8 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
 
         /**
+         * Sets the batch byte limit.
+         *
          * @param bytes largest sum of payload bytes in one batch, inclusive, {@code >= 1}
          * @return this builder
          */
@@ -83,6 +87,8 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
 
         /**
+         * Sets the batch entry-count limit.
+         *
          * @param entries most entries in one batch, inclusive, {@code >= 1}
          * @return this builder
          */
@@ -92,6 +98,8 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
 
         /**
+         * Sets the checkpoint size limit.
+         *
          * @param bytes largest checkpoint stream, inclusive, {@code >= 1}
          * @return this builder
          */
@@ -101,6 +109,8 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         }
 
         /**
+         * Builds the limits.
+         *
          * @return the limits
          * @throws IllegalArgumentException if a limit is not positive or the batch limit is below the entry limit
          */
@@ -143,7 +153,7 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         return new LimitEnforcingProvider(delegate, serviceLimits, true);
     }
 
-    /** @return a builder for service limits, every limit unbounded until set */
+    /** {@return a builder for service limits, every limit unbounded until set} */
     public static ServiceLimitsBuilder serviceLimits() {
         return new ServiceLimitsBuilder();
     }
@@ -186,7 +196,7 @@ public final class LimitEnforcingProvider extends ForwardingProvider {
         assertWithin(delegate.describe().limits(), service);
     }
 
-    /** @return the service limits this decorator enforces */
+    /** {@return the service limits this decorator enforces} */
     public ProviderLimits enforcedLimits() {
         return service;
     }

@@ -10,6 +10,8 @@ public class ServiceLimitExceededError extends AssertionError {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Creates the exception.
+     *
      * @param message which limit, the value and the service's limit
      */
     public ServiceLimitExceededError(String message) {

@@ -23,6 +23,8 @@ public final class ThrottledProvider extends ForwardingProvider {
     private final LongAdder byteCount = new LongAdder();
 
     /**
+     * Creates the instance.
+     *
      * @param delegate the account's provider
      * @param requestsPerSecond the account's request ceiling, requests/s, {@code > 0}
      * @param bytesPerSecond the account's bandwidth ceiling, payload bytes/s, {@code > 0}
@@ -35,12 +37,12 @@ public final class ThrottledProvider extends ForwardingProvider {
         this.bytes = new RateLimit(bytesPerSecond);
     }
 
-    /** @return throttled requests so far ({@code stage}, {@code commit}, {@code read}) */
+    /** {@return throttled requests so far ({@code stage}, {@code commit}, {@code read})} */
     public long requestCount() {
         return requestCount.sum();
     }
 
-    /** @return payload bytes staged and read so far */
+    /** {@return payload bytes staged and read so far} */
     public long byteCount() {
         return byteCount.sum();
     }

@@ -31,6 +31,8 @@ public record Change(int partition, long offset, Kind kind, String key, byte[] v
     }
 
     /**
+     * Creates a change.
+     *
      * @param partition the partition
      * @param offset the log offset
      * @param kind the kind

@@ -47,10 +47,10 @@ public interface ChangeCursor extends AutoCloseable {
      */
     List<Change> next();
 
-    /** @return the position after every change returned so far (and the entries without changes passed over) */
+    /** {@return the position after every change returned so far (and the entries without changes passed over)} */
     ChangePosition position();
 
-    /** @return the registered consumer's name, or empty for an unregistered cursor */
+    /** {@return the registered consumer's name, or empty for an unregistered cursor} */
     Optional<String> consumer();
 
     /**

@@ -18,6 +18,8 @@ public class ChangeFeedTrimmedException extends LatticeException {
     private final long trimWatermark;
 
     /**
+     * Creates the exception.
+     *
      * @param tree the tree
      * @param partition the partition whose log is trimmed
      * @param position the feed's last processed offset in that partition
@@ -33,22 +35,22 @@ public class ChangeFeedTrimmedException extends LatticeException {
         this.trimWatermark = trimWatermark;
     }
 
-    /** @return the tree */
+    /** {@return the tree} */
     public String tree() {
         return tree;
     }
 
-    /** @return the partition */
+    /** {@return the partition} */
     public int partition() {
         return partition;
     }
 
-    /** @return the feed's last processed offset in the partition */
+    /** {@return the feed's last processed offset in the partition} */
     public long position() {
         return position;
     }
 
-    /** @return the log's trim watermark */
+    /** {@return the log's trim watermark} */
     public long trimWatermark() {
         return trimWatermark;
     }

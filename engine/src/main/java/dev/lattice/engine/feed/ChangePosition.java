@@ -31,12 +31,12 @@ public final class ChangePosition {
         this.now = now;
     }
 
-    /** @return the marker for "from the first entry of every partition's log" */
+    /** {@return the marker for "from the first entry of every partition's log"} */
     public static ChangePosition beginning() {
         return BEGINNING;
     }
 
-    /** @return the marker for "from the committed tails when the cursor opens" */
+    /** {@return the marker for "from the committed tails when the cursor opens"} */
     public static ChangePosition now() {
         return NOW;
     }
@@ -62,22 +62,24 @@ public final class ChangePosition {
         return new ChangePosition(offsets.clone(), false);
     }
 
-    /** @return true for the {@link #beginning()} marker */
+    /** {@return true for the {@link #beginning()} marker} */
     public boolean isBeginning() {
         return offsets.length == 0 && !now;
     }
 
-    /** @return true for the {@link #now()} marker */
+    /** {@return true for the {@link #now()} marker} */
     public boolean isNow() {
         return now;
     }
 
-    /** @return the number of partitions of a concrete position (0 for a marker) */
+    /** {@return the number of partitions of a concrete position (0 for a marker)} */
     public int partitions() {
         return offsets.length;
     }
 
     /**
+     * The log offset this position has reached in one partition.
+     *
      * @param partition a partition
      * @return the last processed offset of that partition ({@code -1} for every partition of {@link #beginning()})
      * @throws IllegalStateException for the {@link #now()} marker
@@ -97,6 +99,8 @@ public final class ChangePosition {
     }
 
     /**
+     * A copy with one partition's offset changed.
+     *
      * @param partition a partition of this concrete position
      * @param offset its new last processed offset
      * @return a copy with that partition moved
@@ -163,12 +167,14 @@ public final class ChangePosition {
         return of(o);
     }
 
-    /** @return the UTF-8 bytes of {@link #toString()} */
+    /** {@return the UTF-8 bytes of {@link #toString()}} */
     public byte[] toBytes() {
         return toString().getBytes(StandardCharsets.UTF_8);
     }
 
     /**
+     * Reads a position back from its bytes.
+     *
      * @param bytes bytes written by {@link #toBytes()}
      * @return the position
      * @throws NullPointerException if {@code bytes} is null

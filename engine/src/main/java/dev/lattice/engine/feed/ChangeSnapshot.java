@@ -16,6 +16,8 @@ import java.util.Objects;
 public record ChangeSnapshot(ChangePosition position, ScanCursor cursor) implements AutoCloseable {
 
     /**
+     * Creates a snapshot result.
+     *
      * @param position where to start the change feed after the scan
      * @param cursor the scan
      * @throws NullPointerException if an argument is null

@@ -84,12 +84,12 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
         this.runs = new InMemoryRunStore(this::log);
     }
 
-    /** @return a provider over a fresh, anonymous storage */
+    /** {@return a provider over a fresh, anonymous storage} */
     public static InMemoryWalStorageProvider fresh() {
         return new InMemoryWalStorageProvider(new InMemoryStorage());
     }
 
-    /** @return the storage this provider works on */
+    /** {@return the storage this provider works on} */
     public InMemoryStorage storage() {
         return storage;
     }

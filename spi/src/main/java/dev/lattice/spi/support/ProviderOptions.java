@@ -134,6 +134,8 @@ public final class ProviderOptions {
     }
 
     /**
+     * Reads an option as given.
+     *
      * @param name the option name
      * @return the raw value, or null when absent
      */
@@ -142,6 +144,8 @@ public final class ProviderOptions {
     }
 
     /**
+     * Reads an option, or a default when it is absent.
+     *
      * @param name the option name
      * @param defaultValue returned when absent
      * @return the value or the default
@@ -151,6 +155,8 @@ public final class ProviderOptions {
     }
 
     /**
+     * Reads an option that must be given.
+     *
      * @param name the option name
      * @return the value
      * @throws IllegalArgumentException if the option is absent or empty
@@ -218,6 +224,8 @@ public final class ProviderOptions {
     }
 
     /**
+     * Reads a boolean option ({@code true} or {@code false}), or a default when it is absent.
+     *
      * @param name the option name
      * @param defaultValue returned when absent
      * @return the value
@@ -300,7 +308,7 @@ public final class ProviderOptions {
         }
     }
 
-    /** @return every option, unmodifiable; may contain secrets, never log it */
+    /** {@return every option, unmodifiable; may contain secrets, never log it} */
     public Map<String, String> asMap() {
         return values;
     }
