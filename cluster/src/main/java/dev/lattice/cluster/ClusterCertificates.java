@@ -62,7 +62,7 @@ public final class ClusterCertificates {
     private static final String TRUST_ALIAS = "lattice-ca";
     static final String PASSWORD_ENV = "LATTICE_KEYTOOL_PASSWORD";
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
-    private static final Pattern DNS = Pattern.compile("(?=.{1,253}$)[A-Za-z0-9*]([A-Za-z0-9-]{0,62})"
+    private static final Pattern DNS = Pattern.compile("(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})"
             + "(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*");
     private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
     private static final long KEYTOOL_TIMEOUT_SECONDS = 120;

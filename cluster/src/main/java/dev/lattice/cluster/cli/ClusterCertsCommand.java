@@ -2,7 +2,6 @@ package dev.lattice.cluster.cli;
 
 import dev.lattice.cli.CliException;
 import dev.lattice.cli.ExitCodes;
-import dev.lattice.cluster.CertificateToolException;
 import dev.lattice.cluster.ClusterCertificates;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -184,27 +183,29 @@ public final class ClusterCertsCommand implements Callable<Integer> {
         }
     }
 
-    /** A step that may fail; its failure becomes a {@link CliException} (failure). */
+    /** A step that may fail; its failure becomes a {@link CliException}. */
     private interface Step<T> {
         T run() throws Exception;
     }
 
+    /**
+     * Runs a step.
+     *
+     * @throws CliException (failure) when keytool fails or a file cannot be written, naming the problem
+     */
     private static <T> T make(Step<T> step) {
         try {
             return step.run();
-        } catch (ExecutionException e) {
-            return make(() -> {
-                throw e.getCause() instanceof Exception x ? x : new RuntimeException(e.getCause());
-            });
-        } catch (CertificateToolException | java.io.UncheckedIOException e) {
-            throw new CliException(ExitCodes.FAILURE, "making the certificates failed: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            throw e;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CliException(ExitCodes.FAILURE, "interrupted", e);
+            throw new CliException(ExitCodes.FAILURE, "interrupted while making the certificates", e);
         } catch (Exception e) {
-            throw new CliException(ExitCodes.FAILURE, "making the certificates failed: " + e, e);
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof CliException ce) {
+                throw ce;
+            }
+            throw new CliException(ExitCodes.FAILURE, "making the certificates failed: " + cause.getMessage(),
+                    cause);
         }
     }
 }
