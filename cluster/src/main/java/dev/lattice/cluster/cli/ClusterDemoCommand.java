@@ -28,21 +28,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code lattice cluster demo}: no configuration. Starts an embedded PostgreSQL on 127.0.0.1 (the storage every node
  * shares), {@code --nodes} node JVMs ({@code lattice cluster node}) on free loopback ports, and joins them itself as
- * a routing-only member; runs one writer and reader thread per partition through the cluster, kills (SIGKILL) the node hosting the
+ * a routing-only member, all with TLS and mutual authentication (certificates of a throwaway CA made in the
+ * temporary directory, {@link DemoTls}); runs one writer and reader thread per partition through the cluster, kills (SIGKILL) the node hosting the
  * most partitions, keeps the traffic going until every partition is written again, verifies every acknowledged
  * write, prints a report, then shuts everything down and deletes its temporary directory (also on Ctrl-C).
  * Exit code {@link ExitCodes#VERIFICATION_FAILED} if an acknowledged write is missing, a read was wrong, or a
  * partition was not served again within 90 s. Not thread-safe (one run per instance).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Start an embedded PostgreSQL and 3 node JVMs on 127.0.0.1, write and read through the "
-                + "cluster, kill one node (SIGKILL), show that reads and writes go on, verify every acknowledged "
-                + "write, print a report, and shut everything down (temporary data removed). About a minute.",
+        description = {"Start an embedded PostgreSQL and 3 node JVMs on 127.0.0.1 (TLS with mutual "
+                + "authentication, certificates of a throwaway CA), write and read through the cluster, kill one "
+                + "node (SIGKILL), show that reads and writes go on, verify every acknowledged write, print a report, and shut everything down (temporary data removed). About a minute.",
                 "Progress goes to standard error, the report to standard output."})
 public final class ClusterDemoCommand implements java.util.concurrent.Callable<Integer> {
 
@@ -79,6 +84,7 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
 
     private final List<DemoNode> started = new ArrayList<>();
     private PrintWriter progress;
+    private DemoTls tls;
 
     /** Creates the command (picocli fills the fields). */
     public ClusterDemoCommand() {
@@ -116,9 +122,17 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             long t0 = System.nanoTime();
-            say("starting an embedded PostgreSQL (data in " + dir + ")");
+            Path tlsDir = dir.resolve("tls");
+            say("making throwaway TLS certificates (a cluster CA, " + (nodes + 1) + " key stores) in " + tlsDir
+                    + " and starting an embedded PostgreSQL (data in " + dir + ")");
+            // keytool is a JVM per step: make the certificates while PostgreSQL starts
+            ExecutorService certPool = Executors.newSingleThreadExecutor();
+            CompletableFuture<DemoTls> certs = CompletableFuture.supplyAsync(() -> DemoTls.make(tlsDir, nodes),
+                    certPool);
+            certPool.shutdown();
             pg[0] = EmbeddedPostgres.builder().setDataDirectory(dir.resolve("postgres"))
                     .setCleanDataDirectory(true).start();
+            tls = awaitCertificates(certs);
             // a generous connect timeout: on a busy machine a first connection can take longer than the 10 s default
             String uri = "postgres://127.0.0.1:" + pg[0].getPort()
                     + "/postgres?user=postgres&schema=lattice_demo&connectTimeout=60s";
@@ -127,19 +141,22 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
             for (int i = 0; i < nodes; i++) {
                 ports.add(freePort());
             }
-            say("starting " + nodes + " node JVMs on 127.0.0.1 ports " + ports + " (lattice cluster node)");
+            say("starting " + nodes + " node JVMs on 127.0.0.1 ports " + ports + " (lattice cluster node, TLS "
+                    + "with mutual authentication)");
             for (int i = 0; i < nodes; i++) {
                 started.add(DemoNode.start("node-" + (i + 1), ports.get(i), ports, uri, TREE, partitions, dir,
-                        nodeSettings()));
+                        nodeSettings(), tls.nodeOptions(i)));
             }
             router[0] = LatticeCluster.start(LatticeClusterConfig.builder()
                     .lattice(LatticeConfig.builder().uri(uri)).hosting(false).readLease(READ_LEASE)
                     .requestTimeout(Duration.ofSeconds(3)).operationTimeout(RECOVERY_TIMEOUT)
-                    .pekko(ConfigFactory.parseString(routerSettings(freePort(), ports))).build());
+                    .pekko(ConfigFactory.parseString(routerSettings(freePort(), ports))).tls(tls.routerTls())
+                    .build());
             awaitCluster(router[0], ports, uri);
             double formed = (System.nanoTime() - t0) / 1e9;
             say(String.format("cluster up: %d nodes and this demo (routing only) after %.1f s", nodes, formed));
-            return new DemoRun(this, router[0].tree(TREE), keys, uri, formed).run();
+            return new DemoRun(this, router[0].tree(TREE), keys, uri, formed,
+                    ClusterNodeCommand.describeTransport(router[0].system().settings().config()), tlsDir).run();
         } finally {
             cleanup.run();
             try {
@@ -172,8 +189,18 @@ public final class ClusterDemoCommand implements java.util.concurrent.Callable<I
                 }
                 say(n.name + " exited before joining (" + n.tail(1).strip() + "); starting it again");
                 started.set(i, DemoNode.start(n.name, n.port, ports, uri, TREE, partitions, n.log.getParent(),
-                        nodeSettings()));
+                        nodeSettings(), tls.nodeOptions(i)));
             }
+        }
+    }
+
+    private static DemoTls awaitCertificates(CompletableFuture<DemoTls> certs) throws InterruptedException {
+        try {
+            return certs.get();
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            throw new CliException(ExitCodes.FAILURE, "making the demo's TLS certificates failed: "
+                    + c.getMessage(), c);
         }
     }
 

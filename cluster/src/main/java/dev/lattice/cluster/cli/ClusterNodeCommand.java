@@ -34,7 +34,11 @@ import java.util.concurrent.Callable;
  * {@link ExitCodes#FAILURE}). The options become the settings {@link LatticeClusterConfig#fromConfig} reads, over
  * those of {@code --config FILE}, {@code -D} system properties and {@code application.conf}.
  *
- * <p>It prints one line when it starts, {@code members up: N} when the number of members it sees up changes, and
+ * <p>The cluster's traffic is TLS with mutual authentication ({@code --tls-key-store}, {@code --tls-trust-store},
+ * {@code --tls-password-file}, or {@code lattice.cluster.tls.*} in {@code --config}); without them the node refuses
+ * to start (usage error) unless {@code --insecure-plain-tcp} is given.
+ *
+ * <p>It prints one line when it starts (with its transport, e.g. {@code tls-tcp (TLSv1.3, mutual authentication)}), {@code members up: N} when the number of members it sees up changes, and
  * {@code hosting TREE partitions [..]} when the partitions it hosts of a {@code --tree} change (polled every
  * 200 ms). Not thread-safe (one run per instance).
  */
@@ -43,9 +47,15 @@ import java.util.concurrent.Callable;
                 + "(unless --no-hosting) and route requests, until SIGTERM or Ctrl-C (a graceful leave: its "
                 + "partitions are handed off) or until the cluster downs it (exit code 1).",
                 "Every node must use the same --provider (the storage they share), e.g. "
-                        + "postgres://db:5432/lattice?user=lattice."},
+                        + "postgres://db:5432/lattice?user=lattice.",
+                "The cluster's traffic is TLS with mutual authentication: --tls-key-store, --tls-trust-store and "
+                        + "--tls-password-file (or lattice.cluster.tls.* in --config) are required unless "
+                        + "--insecure-plain-tcp is given."},
         footer = {"", "Example: lattice cluster node --provider 'postgres://db:5432/lattice?user=lattice' "
-                + "--host 10.0.0.11 --port 25520 --seed 10.0.0.11:25520 --seed 10.0.0.12:25520 --tree orders"})
+                + "--host 10.0.0.11 --port 25520 --seed 10.0.0.11:25520 --seed 10.0.0.12:25520 --tree orders "
+                + "--tls-key-store tls/node-1.p12 --tls-trust-store tls/cluster-truststore.p12 "
+                + "--tls-password-file tls/password",
+                "(the key stores made by: lattice cluster certs --dir tls --nodes 3)"})
 public final class ClusterNodeCommand implements Callable<Integer> {
 
     /** Highest TCP port. */
@@ -97,6 +107,31 @@ public final class ClusterNodeCommand implements Callable<Integer> {
             description = "How long an operation retries while its partition has no owner (default 30s).")
     Duration operationTimeout;
 
+    @Option(names = "--tls-key-store", paramLabel = "FILE",
+            description = "This node's PKCS12 key store: its key and its certificate signed by the cluster's CA "
+                    + "(made by 'lattice cluster certs'). With --tls-trust-store and --tls-password-file the "
+                    + "cluster's traffic is TLS with mutual authentication (Pekko Artery tls-tcp).")
+    Path tlsKeyStore;
+
+    @Option(names = "--tls-trust-store", paramLabel = "FILE",
+            description = "The trust store every node uses: the cluster CA's certificate.")
+    Path tlsTrustStore;
+
+    @Option(names = "--tls-password-file", paramLabel = "FILE",
+            description = "A file whose first line is the password of both stores and of the key.")
+    Path tlsPasswordFile;
+
+    @Option(names = "--tls-hostname-verification",
+            description = "Also check that a peer's certificate names the address connected to (its SAN; "
+                    + "'lattice cluster certs --host').")
+    boolean tlsHostnameVerification;
+
+    @Option(names = "--insecure-plain-tcp",
+            description = "Run without TLS: the cluster's traffic is not encrypted and any process that reaches "
+                    + "the port can join. Without TLS options (or lattice.cluster.tls.* in --config) the node "
+                    + "refuses to start unless this is given.")
+    boolean insecurePlainTcp;
+
     @Option(names = "--config", paramLabel = "FILE",
             description = "A HOCON file (application.conf syntax) under these options: lattice.cluster.* (TLS, "
                     + "timeouts) and pekko.* settings.")
@@ -119,11 +154,11 @@ public final class ClusterNodeCommand implements Callable<Integer> {
      */
     @Override
     public Integer call() {
-        Config settings = settings();
         for (String t : trees) {
             checkTreeName(t);
         }
         TreeOptions options = partitionOptions(partitions);
+        Config settings = settings();
         LatticeClusterConfig cfg;
         try {
             cfg = LatticeClusterConfig.fromConfig(settings).build();
@@ -136,6 +171,10 @@ public final class ClusterNodeCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("lattice: warning: " + uri.substring(0, uri.indexOf(':'))
                     + " storage serves one JVM only; the nodes of a cluster in several JVMs need a shared provider "
                     + "(e.g. postgres://...)");
+        }
+        if (insecurePlainTcp) {
+            spec.commandLine().getErr().println("lattice: warning: --insecure-plain-tcp: the cluster's traffic is "
+                    + "not encrypted and any process that reaches port " + port + " can join");
         }
         LatticeCluster node = start(cfg);
         Thread leave = new Thread(() -> {
@@ -151,7 +190,7 @@ public final class ClusterNodeCommand implements Callable<Integer> {
                 node.tree(t, options);
             }
             out.println("node " + node.system().address() + " started (" + (noHosting ? "routing only" : "hosting")
-                    + "), seeds " + settings.getStringList("pekko.cluster.seed-nodes") + ", provider "
+                    + "), transport " + describeTransport(node.system().settings().config()) + ", seeds " + settings.getStringList("pekko.cluster.seed-nodes") + ", provider "
                     + Support.redact(uri));
             out.flush();
             watch(node, out);
@@ -223,7 +262,8 @@ public final class ClusterNodeCommand implements Callable<Integer> {
     /**
      * The node's settings: the options over {@code --config} over {@link ConfigFactory#load()}.
      *
-     * @throws CliException (usage) naming a bad option or an unreadable file
+     * @throws CliException (usage) naming a bad option or an unreadable file, or when TLS is neither configured nor
+     *     waived by {@code --insecure-plain-tcp}
      */
     Config settings() {
         if (port < 0 || port > MAX_PORT) {
@@ -244,6 +284,7 @@ public final class ClusterNodeCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> own = new LinkedHashMap<>();
+        tlsOptions(own);
         if (provider != null && !provider.isBlank()) {
             own.put("lattice.cluster.provider", provider);
         }
@@ -278,7 +319,75 @@ public final class ClusterNodeCommand implements Callable<Integer> {
                     + "'postgres://db:5432/lattice?user=lattice' (or lattice.cluster.provider in --config, or "
                     + "$LATTICE_PROVIDER)");
         }
+        boolean tls = merged.hasPath("lattice.cluster.tls.key-store")
+                || "tls-tcp".equals(merged.getString("pekko.remote.artery.transport"));
+        if (!tls && !insecurePlainTcp) {
+            throw CliException.usage("TLS is required: give --tls-key-store, --tls-trust-store and "
+                    + "--tls-password-file (make them with 'lattice cluster certs'; or lattice.cluster.tls.* in "
+                    + "--config), or --insecure-plain-tcp to run the cluster's traffic unencrypted and "
+                    + "unauthenticated");
+        }
+        if (tls && insecurePlainTcp) {
+            throw CliException.usage("--insecure-plain-tcp, but the configuration turns TLS on "
+                    + "(lattice.cluster.tls.key-store or pekko.remote.artery.transport = tls-tcp): drop one");
+        }
         return merged;
+    }
+
+    /**
+     * Checks the {@code --tls-*} options and puts them as {@code lattice.cluster.tls.*} settings.
+     *
+     * @throws CliException (usage) if they contradict {@code --insecure-plain-tcp}, one of the three is missing, a
+     *     store is not a file, or the password file cannot be read (its content is never in the message)
+     */
+    private void tlsOptions(Map<String, Object> into) {
+        boolean any = tlsKeyStore != null || tlsTrustStore != null || tlsPasswordFile != null
+                || tlsHostnameVerification;
+        if (!any) {
+            return;
+        }
+        if (insecurePlainTcp) {
+            throw CliException.usage("--insecure-plain-tcp contradicts the --tls-* options: choose one");
+        }
+        String missing = tlsKeyStore == null ? "--tls-key-store" : tlsTrustStore == null ? "--tls-trust-store"
+                : tlsPasswordFile == null ? "--tls-password-file" : null;
+        if (missing != null) {
+            throw CliException.usage("--tls-key-store, --tls-trust-store and --tls-password-file go together: "
+                    + missing + " is missing");
+        }
+        checkStoreFile("--tls-key-store", tlsKeyStore);
+        checkStoreFile("--tls-trust-store", tlsTrustStore);
+        into.put("lattice.cluster.tls.key-store", tlsKeyStore.toAbsolutePath().toString());
+        into.put("lattice.cluster.tls.trust-store", tlsTrustStore.toAbsolutePath().toString());
+        into.put("lattice.cluster.tls.password", PasswordFile.read(tlsPasswordFile, "--tls-password-file"));
+        into.put("lattice.cluster.tls.hostname-verification", tlsHostnameVerification);
+    }
+
+    private static void checkStoreFile(String option, Path file) {
+        if (!Files.exists(file)) {
+            throw CliException.usage(option + " " + file + ": no such file");
+        }
+        if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+            throw CliException.usage(option + " " + file + ": not a readable file");
+        }
+    }
+
+    /**
+     * @param pekko a running node's Pekko configuration
+     * @return its transport for the start line, e.g. {@code tls-tcp (TLSv1.3, mutual authentication)}
+     */
+    static String describeTransport(Config pekko) {
+        String transport = pekko.getString("pekko.remote.artery.transport");
+        if (!"tls-tcp".equals(transport)) {
+            return transport + " (PLAIN: not encrypted, peers not authenticated)";
+        }
+        String engine = dev.lattice.cluster.ClusterTls.SSL_ENGINE;
+        if (!pekko.hasPath(engine + ".protocol")) {
+            return transport;
+        }
+        return transport + " (" + pekko.getString(engine + ".protocol")
+                + (pekko.getBoolean(engine + ".require-mutual-authentication") ? ", mutual authentication" : "")
+                + (pekko.getBoolean(engine + ".hostname-verification") ? ", hostname verification" : "") + ")";
     }
 
     private static void putDuration(Map<String, Object> into, String key, Duration d) {

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
  */
 final class DemoNode {
 
+    private static final Pattern TRANSPORT = Pattern.compile(" started \\([^)]*\\), transport (.+?), seeds ");
     private static final Pattern HOSTING = Pattern.compile("hosting (\\S+) partitions \\[([0-9, ]*)]");
 
     final String name;
@@ -43,11 +44,12 @@ final class DemoNode {
      * @param partitions partitions of the tree
      * @param dir where its log goes
      * @param pekko extra {@code -D} settings (failure detection)
+     * @param options extra options of {@code lattice cluster node} (TLS)
      * @return the running node
      * @throws UncheckedIOException if the JVM cannot be started
      */
     static DemoNode start(String name, int port, List<Integer> seeds, String uri, String tree, int partitions,
-                          Path dir, List<String> pekko) {
+                          Path dir, List<String> pekko, List<String> options) {
         Path log = dir.resolve(name + ".log");
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -76,6 +78,7 @@ final class DemoNode {
         cmd.add(Integer.toString(partitions));
         cmd.add("--read-lease");
         cmd.add(ClusterDemoCommand.READ_LEASE.toMillis() + "ms");
+        cmd.addAll(options);
         try {
             // appended: a node started again (it failed before joining) keeps the first attempt's lines
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
@@ -84,6 +87,19 @@ final class DemoNode {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the node JVM " + name, e);
         }
+    }
+
+    /**
+     * @return the transport of the node's last start line ({@code started (...), transport T, seeds}), e.g.
+     *     {@code tls-tcp (TLSv1.3, mutual authentication)}, or null before it printed one
+     */
+    String transport() {
+        String last = null;
+        Matcher m = TRANSPORT.matcher(logText());
+        while (m.find()) {
+            last = m.group(1);
+        }
+        return last;
     }
 
     /** @return the node's process id */

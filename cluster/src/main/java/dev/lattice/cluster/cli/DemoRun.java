@@ -24,15 +24,20 @@ final class DemoRun {
     private final List<List<String>> keys;
     private final String uri;
     private final double formedSeconds;
+    private final String routerTransport;
+    private final java.nio.file.Path tlsDir;
     private final List<String[]> report = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
 
-    DemoRun(ClusterDemoCommand demo, Tree tree, List<List<String>> keys, String uri, double formedSeconds) {
+    DemoRun(ClusterDemoCommand demo, Tree tree, List<List<String>> keys, String uri, double formedSeconds,
+            String routerTransport, java.nio.file.Path tlsDir) {
         this.demo = demo;
         this.tree = tree;
         this.keys = keys;
         this.uri = uri;
         this.formedSeconds = formedSeconds;
+        this.routerTransport = routerTransport;
+        this.tlsDir = tlsDir;
     }
 
     /** @return the exit code: {@link ExitCodes#OK}, or {@link ExitCodes#VERIFICATION_FAILED} */
@@ -41,6 +46,7 @@ final class DemoRun {
         ClusterDemoWorkload work = new ClusterDemoWorkload(tree, keys);
         row("cluster", String.format(Locale.ROOT, "%d node JVMs + this demo (routing only) on 127.0.0.1, formed in "
                 + "%.1f s; storage: embedded PostgreSQL %s", demo.nodes().size(), formedSeconds, uri));
+        tls();
         row("tree", ClusterDemoCommand.TREE + ", " + partitions + " partitions; one writer/reader thread per "
                 + "partition through the cluster's routing tree");
         demo.say("writing and reading through the cluster until every partition has an owner");
@@ -118,6 +124,41 @@ final class DemoRun {
         verify(work);
         print(victim);
         return problems.isEmpty() ? ExitCodes.OK : ExitCodes.VERIFICATION_FAILED;
+    }
+
+    /**
+     * The report's {@code tls} row: the transport each node JVM printed when it started (waiting up to 30 s for the
+     * lines: a node prints it just after it joined) and the demo's own; anything but {@code tls-tcp} with mutual
+     * authentication is a problem.
+     */
+    private void tls() {
+        String expected = "tls-tcp (TLSv1.3, mutual authentication)";
+        Map<String, String> seen = new java.util.LinkedHashMap<>();
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (true) {
+            seen.clear();
+            for (DemoNode n : demo.nodes()) {
+                seen.put(n.name, n.transport());
+            }
+            if (!seen.containsValue(null) || System.currentTimeMillis() > deadline) {
+                break;
+            }
+            ClusterDemoWorkload.sleep(200);
+        }
+        seen.put("this demo", routerTransport);
+        List<String> off = new ArrayList<>();
+        for (Map.Entry<String, String> e : seen.entrySet()) {
+            if (!expected.equals(e.getValue())) {
+                off.add(e.getKey() + ": " + (e.getValue() == null ? "no start line" : e.getValue()));
+            }
+        }
+        if (off.isEmpty()) {
+            row("tls", "on: " + String.join(", ", seen.keySet()) + " all run Pekko Artery " + expected
+                    + "; certificates of a throwaway CA made in " + tlsDir);
+        } else {
+            row("tls", "NOT on for every member: " + String.join("; ", off));
+            problems.add("not every member runs TLS with mutual authentication: " + off);
+        }
     }
 
     /** @return true when every partition has an owner and every node hosts at least one */

@@ -13,7 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code lattice cluster demo} end to end in a child JVM, as a user runs it: an embedded PostgreSQL, three node JVMs,
- * one killed; the report must show that the other partitions went on, the killed node's moved, every acknowledged
+ * one killed, every member on TLS with mutual authentication; the report must show that TLS is on for every member,
+ * that the other partitions went on, the killed node's moved, every acknowledged
  * write is there, and that everything was shut down and removed.
  */
 class ClusterDemoCommandTest {
@@ -34,9 +35,14 @@ class ClusterDemoCommandTest {
         Integer code = demo.await(540);
         String out = demo.out();
         String err = demo.err();
+        System.out.print(out); // the report, in the surefire output
         assertThat(code).as(demo.describe()).isEqualTo(0);
         assertThat(out).as(demo.describe())
                 .containsPattern("(?m)^cluster +3 node JVMs \\+ this demo \\(routing only\\)")
+                // every member's Pekko runs Artery tls-tcp with mutual authentication (each node prints its
+                // transport from its actor system's settings; the demo checks all of them)
+                .containsPattern("(?m)^tls +on: node-1, node-2, node-3, this demo all run Pekko Artery tls-tcp "
+                        + "\\(TLSv1\\.3, mutual authentication\\); certificates of a throwaway CA made in \\S+/tls$")
                 .containsPattern("(?m)^killed +node-\\d \\(pid \\d+, SIGKILL\\) with partitions \\[[0-9, ]+]")
                 .containsPattern("(?m)^failover +partitions \\[[0-9, ]+] written again after [0-9.]+ s")
                 .containsPattern("(?m)^meanwhile +partitions \\[[0-9, ]+] went on: [0-9,]+ writes acknowledged")

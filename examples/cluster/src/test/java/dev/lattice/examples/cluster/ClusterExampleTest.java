@@ -10,7 +10,10 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Runs the cluster example through {@code main} (in-memory storage) and on an embedded PostgreSQL. */
+/**
+ * Runs the cluster example through {@code main} (in-memory storage) and on an embedded PostgreSQL: its nodes run
+ * Artery {@code tls-tcp} with mutual authentication, a plain TCP node is refused, and the tree is served.
+ */
 class ClusterExampleTest {
 
     @Test
@@ -25,7 +28,8 @@ class ClusterExampleTest {
         }
         String out = buf.toString(StandardCharsets.UTF_8);
         System.out.print(out);
-        assertThat(out).contains("3 nodes up on 127.0.0.1", "order-07 read through node 3: amount 70",
+        assertThat(out).contains("3 nodes up on 127.0.0.1", "transport tls-tcp with mutual authentication",
+                "a node without the cluster's certificate (plain TCP) tried to join for 8 s: refused", "order-07 read through node 3: amount 70",
                 "count through node 3: 30", "node 2 left", "order-00 after the leave: paid, count 30");
     }
 
@@ -34,7 +38,9 @@ class ClusterExampleTest {
         try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
             String uri = "postgres://127.0.0.1:" + pg.getPort() + "/postgres?user=postgres&schema=orders";
             Map<String, Object> seen = ClusterExample.run(uri);
-            assertThat(seen).containsEntry("order-07", "amount 70").containsEntry("count", 30L)
+            assertThat(seen).containsEntry("transport", "tls-tcp").containsEntry("mutual authentication", true)
+                    .containsEntry("intruder joined", false)
+                    .containsEntry("order-07", "amount 70").containsEntry("count", 30L)
                     .containsEntry("order-29", "paid").containsEntry("order-00 after leave", "paid")
                     .containsEntry("count after leave", 30L);
         }
