@@ -2,6 +2,7 @@ package dev.lattice.cluster;
 
 import dev.lattice.engine.AtomicDecision;
 import dev.lattice.engine.AtomicOp;
+import dev.lattice.engine.AtomicWriteAbortedException;
 import dev.lattice.engine.PartialTree;
 import dev.lattice.engine.PreconditionFailedException;
 import dev.lattice.engine.WriteFailedException;
@@ -9,9 +10,14 @@ import dev.lattice.spi.LogId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +52,11 @@ final class AtomicCoordinator {
     private final NodeServices node;
     /** Writes this node is coordinating, until decided. */
     private final ConcurrentHashMap<String, CompletableFuture<AtomicDecision>> inFlight = new ConcurrentHashMap<>();
+    /** Writes with an idempotency key this node is coordinating, by coordinator log and key, until answered. */
+    private final ConcurrentHashMap<String, KeyedWrite> byIdempotencyKey = new ConcurrentHashMap<>();
+
+    private record KeyedWrite(long digest, CompletableFuture<AtomicDecision> outcome) {
+    }
 
     AtomicCoordinator(NodeServices node) {
         this.node = node;
@@ -82,6 +93,94 @@ final class AtomicCoordinator {
             throw new IllegalArgumentException("atomic write " + txnId + " was sent to " + coordinator
                     + ", not to its lowest log " + parts.firstKey());
         }
+        String idemKey = q.op() == Op.ATOMIC_COMMIT_IDEMPOTENT ? q.toKey() : null;
+        long digest = idemKey == null ? 0 : digest(q);
+        if (idemKey != null) {
+            return commitIdempotent(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest);
+        }
+        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, null, 0);
+    }
+
+    /**
+     * A write with an idempotency key: an outcome recorded under the key in the coordinator log is answered (flag
+     * false: re-attached); a write with the key in flight on this node is waited for; otherwise it is committed
+     * with the key in its decision. A precondition failure is recorded under the key too (a retry is told it
+     * aborted); any other failure is not (a retry writes anew).
+     */
+    private CompletableFuture<Response> commitIdempotent(PartialTree tree, int coordinatorPartition, LogId coordinator,
+                                                        String txnId, TreeMap<LogId, List<AtomicOp>> parts,
+                                                        String idemKey, long digest) {
+        Optional<AtomicDecision> recorded = tree.atomicDecisionByIdempotencyKey(coordinatorPartition, idemKey, digest);
+        if (recorded.isPresent()) {
+            return CompletableFuture.completedFuture(reattached(idemKey, recorded.get()));
+        }
+        String slot = coordinator + "\u0000" + idemKey; // keys are scoped by the coordinator log that records them
+        KeyedWrite mine = new KeyedWrite(digest, new CompletableFuture<>());
+        KeyedWrite other = byIdempotencyKey.putIfAbsent(slot, mine);
+        if (other != null) {
+            if (other.digest != digest) {
+                throw new IllegalArgumentException("idempotency key '" + idemKey + "' is in use by an atomic write"
+                        + " with a different set of keys");
+            }
+            return other.outcome.handle((d, e) -> {
+                if (e != null) {
+                    throw new CompletionException(cause(e));
+                }
+                return reattached(idemKey, d);
+            });
+        }
+        // looked up again: a write with the key may have been decided between the lookup and the registration
+        recorded = tree.atomicDecisionByIdempotencyKey(coordinatorPartition, idemKey, digest);
+        if (recorded.isPresent()) {
+            byIdempotencyKey.remove(slot, mine);
+            mine.outcome.complete(recorded.get());
+            return CompletableFuture.completedFuture(reattached(idemKey, recorded.get()));
+        }
+        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest)
+                .whenComplete((r, e) -> {
+                    byIdempotencyKey.remove(slot, mine);
+                    if (e == null) {
+                        mine.outcome.complete(new AtomicDecision(true, r.number()));
+                    } else {
+                        mine.outcome.completeExceptionally(cause(e));
+                    }
+                });
+    }
+
+    private static Response reattached(String idemKey, AtomicDecision d) {
+        if (!d.committed()) {
+            throw new AtomicWriteAbortedException("the atomic write with idempotency key '" + idemKey
+                    + "' was aborted earlier; nothing of it was written", null);
+        }
+        return Response.ok(d.version(), false);
+    }
+
+    /** Which keys (per tree) and operation kinds a write holds, hashed: a retry with the same key must match. */
+    static long digest(Request q) {
+        List<AtomicOp> ops = q.atomicOps();
+        List<String> items = new ArrayList<>(ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            AtomicOp op = ops.get(i);
+            items.add(q.trees().get(i) + '\u0000' + op.key() + '\u0000' + op.kind()
+                    + (op.kind() == AtomicOp.Kind.DELETE_RANGE && op.value() != null
+                    ? '\u0000' + new String(op.value(), StandardCharsets.UTF_8) : ""));
+        }
+        items.sort(null);
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (String item : items) {
+                md.update(item.getBytes(StandardCharsets.UTF_8));
+                md.update((byte) 1);
+            }
+            return ByteBuffer.wrap(md.digest()).getLong();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    private CompletableFuture<Response> commitParts(PartialTree tree, int coordinatorPartition, LogId coordinator,
+                                                   String txnId, TreeMap<LogId, List<AtomicOp>> parts,
+                                                   String idemKey, long digest) {
         CompletableFuture<AtomicDecision> outcome = new CompletableFuture<>();
         if (inFlight.putIfAbsent(txnId, outcome) != null) {
             throw new IllegalStateException("atomic write " + txnId + " is already being committed");
@@ -104,11 +203,14 @@ final class AtomicCoordinator {
         }
         return chain.handle((ok, err) -> err).thenCompose(err -> {
             if (err != null) {
-                return abort(tree, coordinatorPartition, txnId, order, outcome).thenApply(x -> {
+                // a failed precondition is the data's answer: recorded under the key, so a retry gets it too
+                String abortKey = cause(err) instanceof PreconditionFailedException ? idemKey : null;
+                return abort(tree, coordinatorPartition, txnId, order, outcome, abortKey, digest).thenApply(x -> {
                     throw new CompletionException(cause(err));
                 });
             }
-            return tree.decideAtomic(coordinatorPartition, txnId, true, others, floor[0]).handle((version, e) -> {
+            return tree.decideAtomic(coordinatorPartition, txnId, true, others, floor[0], idemKey, digest)
+                    .handle((version, e) -> {
                 if (e != null) {
                     // the decision may or may not be in the log: participants ask, the log answers
                     inFlight.remove(txnId, outcome);
@@ -139,8 +241,8 @@ final class AtomicCoordinator {
 
     /** Records the abort, then undoes every part that may have been prepared (a lost prepare answer included). */
     private CompletableFuture<Void> abort(PartialTree tree, int coordinatorPartition, String txnId, List<LogId> parts,
-                                         CompletableFuture<AtomicDecision> outcome) {
-        return tree.decideAtomic(coordinatorPartition, txnId, false, List.of(), 0).handle((v, e) -> {
+                                         CompletableFuture<AtomicDecision> outcome, String idemKey, long digest) {
+        return tree.decideAtomic(coordinatorPartition, txnId, false, List.of(), 0, idemKey, digest).handle((v, e) -> {
             inFlight.remove(txnId, outcome);
             if (e != null) {
                 outcome.completeExceptionally(cause(e));

@@ -22,7 +22,8 @@ import java.util.concurrent.CompletableFuture;
  * puts, deletes, range deletes and preconditions on keys of one or several cluster trees, committed by the entity of
  * the lowest log they touch (by tree name, then partition) with the engine's WAL protocol ({@link AtomicCoordinator}).
  * The same guarantees as the embedded builder: all or nothing, one version for every mutation, and no reader of a
- * point key sees part of it. Not served through the cluster yet: idempotency keys. Not thread-safe; committed once.
+ * point key sees part of it. Idempotency keys are recorded in the coordinator log ({@link #idempotencyKey}).
+ * Not thread-safe; committed once.
  */
 final class ClusterAtomicWrite extends AtomicWrite {
 
@@ -36,6 +37,7 @@ final class ClusterAtomicWrite extends AtomicWrite {
     private final ClusterTree bound;
     private final List<Part> parts = new ArrayList<>();
     private boolean committed;
+    private String idempotencyKey;
 
     ClusterAtomicWrite(Router router, ClusterTree bound) {
         this.router = router;
@@ -147,12 +149,23 @@ final class ClusterAtomicWrite extends AtomicWrite {
         return expectAbsent(boundTree(), key);
     }
 
-    /** @throws UnsupportedOperationException always: idempotency keys are not served through the cluster yet */
+    /**
+     * Makes the write idempotent, as {@link AtomicWrite#idempotencyKey} does in the embedded engine: the key is
+     * recorded with the decision in the coordinator log (the write's lowest log), so committing a write with the same
+     * key and the same keys again, from any node, before or after a hand-off or failover of that log, re-attaches to
+     * the first outcome ({@link AtomicResult#reattached()}) for {@code LatticeConfig.atomicRetention} after it was
+     * decided. A retry while the first is still being committed on the coordinator's node waits for it. A write
+     * interrupted before its decision has no outcome; its retry writes anew.
+     *
+     * @param key 1..256 characters
+     * @return this
+     * @throws IllegalArgumentException if the key is empty or longer than 256 characters
+     */
     @Override
     public AtomicWrite idempotencyKey(String key) {
-        throw new UnsupportedOperationException("idempotency keys of atomic writes are not served through the"
-                + " cluster yet; a write whose outcome is unknown (WriteOutcomeUnknownException) must be checked by"
-                + " reading its keys");
+        super.idempotencyKey(key);
+        this.idempotencyKey = key;
+        return this;
     }
 
     @Override
@@ -209,12 +222,14 @@ final class ClusterAtomicWrite extends AtomicWrite {
         }
         LogId coordinator = logs.first();
         boolean crossTree = trees.size() > 1;
-        Op op = crossTree ? Op.ATOMIC_COMMIT_TREES : Op.ATOMIC_COMMIT;
-        List<String> opTrees = crossTree ? treeNames : null;
+        String idem = idempotencyKey;
+        Op op = idem != null ? Op.ATOMIC_COMMIT_IDEMPOTENT : crossTree ? Op.ATOMIC_COMMIT_TREES : Op.ATOMIC_COMMIT;
+        List<String> opTrees = crossTree || idem != null ? treeNames : null;
         String txnId = AtomicCoordinator.newTxnId();
         int logCount = logs.size();
         return router.send(new LogAddress(coordinator.tree(), coordinator.partition()), op,
-                        r -> Request.atomic(op, txnId, null, ops, opTrees, r), router.operationTimeout())
-                .thenApply(res -> new AtomicResult(res.number(), false, ops.size(), logCount));
+                        r -> Request.atomic(op, txnId, idem, ops, opTrees, r), router.operationTimeout())
+                .thenApply(res -> new AtomicResult(res.number(), idem != null && !res.flag(), ops.size(),
+                        logCount));
     }
 }

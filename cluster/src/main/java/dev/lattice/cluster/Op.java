@@ -19,7 +19,12 @@ enum Op {
      * An atomic write over several trees (its parts name their trees), sent to its coordinator log's entity; a code
      * of its own so that a node of the previous version refuses it instead of taking every part for its own tree.
      */
-    ATOMIC_COMMIT_TREES(16);
+    ATOMIC_COMMIT_TREES(16),
+    /**
+     * An atomic write with an idempotency key ({@code toKey}); its parts always name their trees. A code of its own
+     * so that a node of the previous version refuses it instead of committing it without the key.
+     */
+    ATOMIC_COMMIT_IDEMPOTENT(21);
 
     final int code;
 

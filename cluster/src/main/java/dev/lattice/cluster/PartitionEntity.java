@@ -195,7 +195,8 @@ final class PartitionEntity {
 
     private CompletionStage<Response> traced(Request q, CompletionStage<Response> answer) {
         boolean atomic = q.op() == Op.PREPARE || q.op() == Op.RESOLVE || q.op() == Op.DECISION
-                || q.op() == Op.ATOMIC_COMMIT || q.op() == Op.ATOMIC_COMMIT_TREES;
+                || q.op() == Op.ATOMIC_COMMIT || q.op() == Op.ATOMIC_COMMIT_TREES
+                || q.op() == Op.ATOMIC_COMMIT_IDEMPOTENT;
         boolean wideRead = q.op() == Op.GET && q.key() != null && q.key().startsWith("w-");
         if (!atomic && !wideRead) {
             return answer;
@@ -231,6 +232,7 @@ final class PartitionEntity {
                 return t.putAllAsync(entries(q)).thenApply(v -> Response.ok(0, true));
             case ATOMIC_COMMIT:
             case ATOMIC_COMMIT_TREES:
+            case ATOMIC_COMMIT_IDEMPOTENT:
                 return node.atomics().commit(t, partition, q);
             case PREPARE: {
                 List<dev.lattice.engine.AtomicOp> ops = q.atomicOps();

@@ -266,14 +266,58 @@ class ClusterInProcessTest {
         assertThatThrownBy(() -> nodes.get(0).atomic().commit()).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> orders.atomic().put("o-8", b("a")).put("o-8", b("b")).commit())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("twice");
-        assertThatThrownBy(() -> orders.atomic().idempotencyKey("x"))
-                .isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> orders.atomic().idempotencyKey(""))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1..256");
         assertThatThrownBy(() -> nodes.get(0).atomic().put("o-8", b("a")))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("not bound");
         dev.lattice.engine.AtomicWrite once = orders.atomic().put("o-9", b("x"));
         once.commit();
         assertThatThrownBy(once::commit).isInstanceOf(IllegalStateException.class);
         assertThat(orders.get("o-8")).isEmpty();
+
+        // idempotency keys: a retry from any node re-attaches to the first outcome and writes nothing again
+        dev.lattice.engine.AtomicResult first = nodes.get(0).atomic().idempotencyKey("k-1")
+                .put(nodes.get(0).tree("orders"), "i-1", b("first"))
+                .put(nodes.get(0).tree("stock"), "i-s", b("first")).commit();
+        assertThat(first.reattached()).isFalse();
+        for (int via = 0; via < 3; via++) {
+            dev.lattice.engine.AtomicResult again = nodes.get(via).atomic().idempotencyKey("k-1")
+                    .put(nodes.get(via).tree("orders"), "i-1", b("second"))
+                    .put(nodes.get(via).tree("stock"), "i-s", b("second")).commit();
+            assertThat(again.reattached()).as("retry via node %d", via).isTrue();
+            assertThat(again.version()).isEqualTo(first.version());
+        }
+        assertThat(orders.getVersioned("i-1").orElseThrow().version()).isEqualTo(first.version());
+        assertThat(s(stock.get("i-s").orElseThrow())).isEqualTo("first");
+        assertThatThrownBy(() -> nodes.get(1).atomic().idempotencyKey("k-1")
+                .put(nodes.get(1).tree("orders"), "i-1", b("x"))
+                .put(nodes.get(1).tree("stock"), "i-other", b("x")).commit())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("different set of keys");
+        assertThat(stock.get("i-other")).isEmpty();
+        // a failed precondition is the recorded outcome of its key: the retry is told it aborted
+        assertThatThrownBy(() -> ordersVia2.atomic().idempotencyKey("k-2").put("i-2", b("x"))
+                .expectVersion(stockVia2, "i-s", first.version() + 100).commit())
+                .isInstanceOf(dev.lattice.engine.PreconditionFailedException.class);
+        assertThatThrownBy(() -> orders.atomic().idempotencyKey("k-2").put("i-2", b("x"))
+                .expectVersion(stock, "i-s", first.version() + 100).commit())
+                .isInstanceOf(dev.lattice.engine.AtomicWriteAbortedException.class)
+                .hasMessageContaining("k-2");
+        assertThat(orders.get("i-2")).isEmpty();
+        // one tree, several partitions, bound builder
+        List<String> two = new ArrayList<>();
+        for (int i = 0; two.size() < 2; i++) {
+            String k = "j-" + i;
+            if (two.isEmpty() || nodes.get(0).services().tree("orders").partitionOf(k)
+                    != nodes.get(0).services().tree("orders").partitionOf(two.get(0))) {
+                two.add(k);
+            }
+        }
+        long jv = orders.atomic().idempotencyKey("k-3").put(two.get(0), b("1")).put(two.get(1), b("1")).commit()
+                .version();
+        dev.lattice.engine.AtomicResult jr = ordersVia2.atomic().idempotencyKey("k-3").put(two.get(0), b("1"))
+                .put(two.get(1), b("1")).commit();
+        assertThat(jr.reattached()).isTrue();
+        assertThat(jr.version()).isEqualTo(jv);
 
         // a getAll over several partitions never sees part of a multi-partition atomic write made meanwhile
         List<String> spread = new ArrayList<>();

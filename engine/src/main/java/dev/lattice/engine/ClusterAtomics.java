@@ -93,7 +93,7 @@ final class ClusterAtomics {
     }
 
     CompletableFuture<Long> decide(TreeImpl tree, LogPipeline lp, String txnId, boolean commit,
-                                   List<LogId> participants, long versionFloor) {
+                                   List<LogId> participants, long versionFloor, String idemKey, long digest) {
         Txn t = lp.clusterTxns.get(txnId);
         if (t == null && commit) {
             throw new IllegalStateException("atomic write " + txnId + " was not prepared in this hosting of "
@@ -111,7 +111,7 @@ final class ClusterAtomics {
         if (commit) {
             ctx.atomics.registerLive(decided);
         }
-        PendingWrite d = ctx.atomics.decision(decided, commit, participants, null, 0, commit ? () -> {
+        PendingWrite d = ctx.atomics.decision(decided, commit, participants, idemKey, digest, commit ? () -> {
             long v = Math.max(tree.nextVersion(), versionFloor);
             tree.advanceClock(v);
             return v;
@@ -159,6 +159,18 @@ final class ClusterAtomics {
     Optional<AtomicDecision> decision(LogPipeline lp, String txnId) {
         PartitionState.Decision d = lp.state.decisions.get(txnId);
         return d == null ? Optional.empty() : Optional.of(new AtomicDecision(d.commit, d.commit ? d.version : 0));
+    }
+
+    Optional<AtomicDecision> decisionByIdempotencyKey(LogPipeline lp, String idemKey, long digest) {
+        PartitionState.Decision d = lp.state.decisionsByIdempotencyKey.get(idemKey);
+        if (d == null) {
+            return Optional.empty();
+        }
+        if (d.digest != digest) {
+            throw new IllegalArgumentException("idempotency key '" + idemKey + "' was used by an atomic write with a "
+                    + "different set of keys");
+        }
+        return Optional.of(new AtomicDecision(d.commit, d.commit ? d.version : 0));
     }
 
     /** A remote participant wrote its RESOLVE: the coordinator's decision need not wait for it any more. */

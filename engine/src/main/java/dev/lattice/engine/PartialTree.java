@@ -144,6 +144,40 @@ public interface PartialTree extends Tree {
                                          List<dev.lattice.spi.LogId> participants, long versionFloor);
 
     /**
+     * {@link #decideAtomic(int, String, boolean, List, long)} that also records the decision under an idempotency
+     * key, in the same DECISION entry (as the embedded engine's atomic writes do), so that
+     * {@link #atomicDecisionByIdempotencyKey} finds it until {@link LatticeConfig.Builder#atomicRetention} has
+     * passed, in this process and after any later open of the log.
+     *
+     * @param partition the coordinator partition, hosted here
+     * @param txnId the write
+     * @param commit true to commit
+     * @param participants the other participant logs
+     * @param versionFloor the highest floor the participants' prepares returned
+     * @param idempotencyKey the caller's key, or null for none
+     * @param digest the write's digest (which keys and operations it holds), checked on a retry with the same key
+     * @return completes with the write's version (0 for an abort) once the decision is committed
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     * @throws IllegalStateException as {@link #decideAtomic(int, String, boolean, List, long)}
+     */
+    CompletableFuture<Long> decideAtomic(int partition, String txnId, boolean commit,
+                                         List<dev.lattice.spi.LogId> participants, long versionFloor,
+                                         String idempotencyKey, long digest);
+
+    /**
+     * Looks up the decision a coordinator partition recorded under an idempotency key
+     * ({@link #decideAtomic(int, String, boolean, List, long, String, long)}).
+     *
+     * @param partition a hosted coordinator partition
+     * @param idempotencyKey the key
+     * @param digest the retried write's digest
+     * @return the recorded decision, or empty when none is recorded under the key (or it has expired)
+     * @throws IllegalArgumentException if the key was recorded for a write with another digest
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     */
+    Optional<AtomicDecision> atomicDecisionByIdempotencyKey(int partition, String idempotencyKey, long digest);
+
+    /**
      * Step 3, in every other participant: appends the RESOLVE entry, which makes the write's part visible (commit)
      * or undoes it (abort) and releases its keys. A no-op when the write is not prepared here (already resolved).
      *

@@ -1132,7 +1132,25 @@ final class TreeImpl implements PartialTree {
         Objects.requireNonNull(txnId, "txnId");
         Objects.requireNonNull(participants, "participants");
         java.util.Objects.checkIndex(partition, pipelines.length);
-        return cluster.decide(this, hostedPipeline(partition), txnId, commit, participants, versionFloor);
+        return cluster.decide(this, hostedPipeline(partition), txnId, commit, participants, versionFloor, null, 0);
+    }
+
+    @Override
+    public CompletableFuture<Long> decideAtomic(int partition, String txnId, boolean commit, List<LogId> participants,
+                                                long versionFloor, String idempotencyKey, long digest) {
+        Objects.requireNonNull(txnId, "txnId");
+        Objects.requireNonNull(participants, "participants");
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.decide(this, hostedPipeline(partition), txnId, commit, participants, versionFloor,
+                idempotencyKey, digest);
+    }
+
+    @Override
+    public Optional<AtomicDecision> atomicDecisionByIdempotencyKey(int partition, String idempotencyKey,
+                                                                   long digest) {
+        Objects.requireNonNull(idempotencyKey, "idempotencyKey");
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        return cluster.decisionByIdempotencyKey(hostedPipeline(partition), idempotencyKey, digest);
     }
 
     @Override
