@@ -417,7 +417,7 @@ class ClusterInProcessTest {
             c.forEachRemaining(e -> all.add(e.key()));
         }
         assertThat(all).hasSize(1200).isSorted();
-        try (ScanCursor c = via0.scan("k-00100", null, true)) {
+        try (ScanCursor c = via0.scan(null, "k-00100", true)) {
             assertThat(c.next().key()).isEqualTo("k-00099");
         }
 
