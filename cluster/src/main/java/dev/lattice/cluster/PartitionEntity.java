@@ -78,10 +78,16 @@ final class PartitionEntity {
                 throw new IllegalArgumentException("scan session " + id + " of " + entity + " answered page " + served
                         + ", not able to answer page " + index);
             }
-            Response r = cursor == null ? Response.entries(List.of(), List.of(), new long[0], new long[0], false)
-                    : fill(cursor, limit, budget);
+            if (cursor == null) { // closed under this request (expired, or the partition is being released)
+                throw new dev.lattice.engine.ScanSessionLostException("scan session " + id + " of " + entity
+                        + " was closed while its page " + index + " was asked for (idle too long, or the partition"
+                        + " was handed off); open a new scan");
+            }
+            Response r = fill(cursor, limit, budget);
             if (!r.flag()) {
-                close(); // the snapshot is not needed any more; the session stays for a validation or a retry
+                // the snapshot is not needed any more; the session stays for a validation or a retry (of this page)
+                cursor.close();
+                cursor = null;
             }
             served = index;
             last = r;
