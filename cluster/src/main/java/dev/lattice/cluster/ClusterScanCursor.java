@@ -1,31 +1,76 @@
 package dev.lattice.cluster;
 
+import dev.lattice.engine.LatticeSaturatedException;
 import dev.lattice.engine.ScanCursor;
+import dev.lattice.engine.ScanSessionLostException;
 import dev.lattice.engine.TreeEntry;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
- * A scan over every partition of a cluster tree: one pager per partition fetches pages of its owner's scan (the
- * next page starts just after the last key seen, or below it in reverse), and a heap merges the pagers' heads in
- * key order. The first page of every partition is asked for at once. Not thread-safe (one reader, as any cursor).
+ * A scan over every partition of a cluster tree, as one snapshot: a held scan ({@link Op#SCAN_OPEN}) on each
+ * partition's owner keeps that partition's engine snapshot for the whole scan, the cursor pulls its pages
+ * ({@link Op#SCAN_NEXT}, one page fetched ahead) and a heap merges the partitions' heads in key order.
+ *
+ * <p><b>A consistent cut.</b> The partitions' snapshots are taken at different moments on different nodes, so on
+ * their own they could show a multi-partition atomic write in one partition and not in another. The open therefore
+ * validates them: each owner answers its first page with the partition's atomic-prepare counter read just before its
+ * snapshot ({@link dev.lattice.engine.PartialTree#atomicPreparesSeen}); after every partition answered, each is
+ * asked once more for its counter ({@link Op#SCAN_CHECK}). When every counter is unchanged (the same value also
+ * proves the same hosting, and the session still held proves the same entity), the snapshots form a consistent cut:
+ * take an atomic write W visible in partition a's snapshot, taken at time S_a; W was decided, so every participant b
+ * of W registered its prepare (P_b) before the decision, which came before S_a, which came before b's check (V_b,
+ * sent after every first page came back). If P_b came before the counter reading at b, b's snapshot opened after it,
+ * and the engine's scan waits (bounded) for pending atomic writes holding keys of its range before it takes its
+ * snapshot, so b's snapshot holds W's keys of the range (it waited for W's outcome, or W was resolved already). If
+ * P_b came after the reading, it came before V_b, so b's counter changed and the validation fails. So every snapshot
+ * shows W whole, or W has no key in that partition's part of the range. A failed validation closes the sessions and
+ * opens them all again, after a short random pause, until the operation timeout (then
+ * {@link LatticeSaturatedException}); a one-partition scan needs no validation. The counter is per partition, not per
+ * range, so any atomic write prepared meanwhile in a scanned partition fails the round, even outside the range.
+ *
+ * <p>A held snapshot lives on its owner until the scan ends or is closed, or sits idle past the session timeout (the
+ * operation timeout), or its partition is handed off; then the next page fails with
+ * {@link ScanSessionLostException} (the scan cannot go on from another snapshot consistently). Not thread-safe (one
+ * reader, as any cursor); close it to release the owners' snapshots early.
  */
 final class ClusterScanCursor implements ScanCursor {
 
+    private final Router router;
     private final PriorityQueue<Pager> heads;
+    private final List<Pager> pagers = new ArrayList<>();
     private boolean closed;
+    private int rounds;
 
     ClusterScanCursor(Router router, String tree, int partitions, String from, String to, boolean reverse,
                       int pageEntries) {
+        this.router = router;
         Comparator<Pager> byKey = Comparator.comparing(p -> p.head().key());
         this.heads = new PriorityQueue<>(Math.max(1, partitions), reverse ? byKey.reversed() : byKey);
-        Pager[] pagers = new Pager[partitions];
-        for (int p = 0; p < partitions; p++) {
-            pagers[p] = new Pager(router, new LogAddress(tree, p), from, to, reverse, pageEntries);
+        long deadline = System.nanoTime() + router.operationTimeout().toNanos();
+        for (int round = 1; ; round++) {
+            List<Pager> opened = open(tree, partitions, from, to, reverse, pageEntries);
+            if (partitions == 1 || validated(opened)) {
+                rounds = round;
+                pagers.addAll(opened);
+                break;
+            }
+            opened.forEach(Pager::close);
+            if (System.nanoTime() > deadline) {
+                throw new LatticeSaturatedException("scan over " + partitions + " partitions of tree '" + tree
+                        + "' found an atomic write prepared in one of them while its snapshots were taken, in each of "
+                        + round + " rounds within the operation timeout of " + router.operationTimeout().toMillis()
+                        + " ms; no consistent snapshot was taken", null);
+            }
+            pause(round);
         }
         for (Pager p : pagers) {
             if (p.advance()) {
@@ -34,6 +79,72 @@ final class ClusterScanCursor implements ScanCursor {
         }
     }
 
+    /** @return how many rounds of opens it took to take a consistent snapshot (1 when the first was) */
+    int rounds() {
+        return rounds;
+    }
+
+    /** One round: a held scan on every partition at once; on an error the ones opened are closed. */
+    private List<Pager> open(String tree, int partitions, String from, String to, boolean reverse, int pageEntries) {
+        List<CompletableFuture<Response>> firsts = new ArrayList<>(partitions);
+        for (int p = 0; p < partitions; p++) {
+            firsts.add(router.send(new LogAddress(tree, p), Op.SCAN_OPEN,
+                    r -> new Request(Op.SCAN_OPEN, from, to, null, pageEntries, reverse, null, null, r)));
+        }
+        List<Pager> opened = new ArrayList<>(partitions);
+        RuntimeException failure = null;
+        for (int p = 0; p < partitions; p++) {
+            try {
+                opened.add(new Pager(router, new LogAddress(tree, p), Router.await(firsts.get(p))));
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            opened.forEach(Pager::close);
+            throw failure;
+        }
+        return opened;
+    }
+
+    /** @return true when every partition's prepare counter is what it was before its snapshot (see the class doc) */
+    private boolean validated(List<Pager> opened) {
+        List<CompletableFuture<Response>> checks = new ArrayList<>(opened.size());
+        for (Pager p : opened) {
+            checks.add(p.check());
+        }
+        boolean same = true;
+        RuntimeException failure = null;
+        for (int i = 0; i < opened.size(); i++) {
+            try {
+                same &= Router.await(checks.get(i)).number() == opened.get(i).preparesSeen;
+            } catch (ScanSessionLostException e) {
+                same = false; // handed off or restarted meanwhile: another round
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            opened.forEach(Pager::close);
+            throw failure;
+        }
+        return same;
+    }
+
+    private static void pause(int round) {
+        long micros = ThreadLocalRandom.current().nextLong(100, 1000L * Math.min(20, 1 + round));
+        try {
+            TimeUnit.MICROSECONDS.sleep(micros);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new dev.lattice.engine.LatticeException("interrupted while opening a scan", e);
+        }
+    }
+
+    /**
+     * @return true when an entry is left
+     * @throws ScanSessionLostException if an owner lost the scan's snapshot (see the class doc)
+     */
     @Override
     public boolean hasNext() {
         return !closed && !heads.isEmpty();
@@ -46,67 +157,78 @@ final class ClusterScanCursor implements ScanCursor {
         }
         Pager p = heads.poll();
         TreeEntry e = p.take();
-        if (p.advance()) {
-            heads.add(p);
+        try {
+            if (p.advance()) {
+                heads.add(p);
+            }
+        } catch (RuntimeException err) {
+            close();
+            throw err;
         }
         return e;
     }
 
+    /** Releases the owners' held snapshots (without waiting for their answers). Idempotent. */
     @Override
     public void close() {
-        closed = true;
-        heads.clear();
+        if (!closed) {
+            closed = true;
+            heads.clear();
+            pagers.forEach(Pager::close);
+        }
     }
 
-    /** The pages of one partition's scan. */
+    /** The pages of one partition's held scan. */
     private static final class Pager {
         private final Router router;
         private final LogAddress log;
-        private final boolean reverse;
-        private final int pageEntries;
-        private String from;
-        private String to;
+        private final long session;
+        final long preparesSeen;
         private final ArrayDeque<TreeEntry> page = new ArrayDeque<>();
-        private boolean more = true;
+        private boolean more;
+        private long nextIndex = 1;
         private CompletableFuture<Response> pending;
+        private boolean closed;
 
-        Pager(Router router, LogAddress log, String from, String to, boolean reverse, int pageEntries) {
+        Pager(Router router, LogAddress log, Response first) {
             this.router = router;
             this.log = log;
-            this.from = from;
-            this.to = to;
-            this.reverse = reverse;
-            this.pageEntries = pageEntries;
-            this.pending = fetch();
+            this.session = first.session();
+            this.preparesSeen = first.number();
+            add(first);
+        }
+
+        private void add(Response r) {
+            for (int i = 0; i < r.keys().size(); i++) {
+                page.add(new TreeEntry(r.keys().get(i), r.values().get(i), r.versions()[i]));
+            }
+            more = r.flag();
+        }
+
+        CompletableFuture<Response> check() {
+            return router.send(log, Op.SCAN_CHECK, r -> Request.scanStep(Op.SCAN_CHECK, session, 0, r));
         }
 
         private CompletableFuture<Response> fetch() {
-            String f = from;
-            String t = to;
-            return router.send(log, Op.SCAN, r -> new Request(Op.SCAN, f, t, null, pageEntries, reverse, null, null,
-                    r));
+            long index = nextIndex++;
+            return router.send(log, Op.SCAN_NEXT, r -> Request.scanStep(Op.SCAN_NEXT, session, index, r));
         }
 
-        /** @return true when a head entry is ready (fetching the next page if needed) */
+        /** @return true when a head entry is ready (waiting for the next page if needed; the one after is asked) */
         boolean advance() {
-            while (page.isEmpty() && (more || pending != null)) {
+            while (page.isEmpty() && more) {
                 if (pending == null) {
                     pending = fetch();
                 }
                 Response r = Router.await(pending);
                 pending = null;
-                for (int i = 0; i < r.keys().size(); i++) {
-                    page.add(new TreeEntry(r.keys().get(i), r.values().get(i), r.versions()[i]));
-                }
-                more = r.flag();
-                if (!page.isEmpty()) {
-                    String last = page.peekLast().key();
-                    if (reverse) {
-                        to = last;
-                    } else {
-                        from = last + '\0';
-                    }
-                }
+                add(r);
+            }
+            if (more && pending == null) {
+                pending = fetch(); // one page ahead while this one is read
+            }
+            if (!more) {
+                close(); // the owner closed its cursor already; this drops the session
             }
             return !page.isEmpty();
         }
@@ -117,6 +239,13 @@ final class ClusterScanCursor implements ScanCursor {
 
         TreeEntry take() {
             return page.pollFirst();
+        }
+
+        void close() {
+            if (!closed) {
+                closed = true;
+                router.send(log, Op.SCAN_CLOSE, r -> Request.scanStep(Op.SCAN_CLOSE, session, 0, r));
+            }
         }
     }
 }

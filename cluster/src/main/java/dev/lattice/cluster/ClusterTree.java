@@ -28,13 +28,14 @@ import java.util.concurrent.CompletableFuture;
  * node. Timeouts: see {@link LatticeClusterConfig.Builder#requestTimeout} and
  * {@link LatticeClusterConfig.Builder#operationTimeout}.
  *
- * <p>Atomic writes over several partitions ({@link #putAllAtomic}, {@link #deleteRange}) are coordinated by the
- * entity of their lowest partition ({@link AtomicCoordinator}): all or nothing, and never seen partially by a point
- * read (a participant's reads wait until it learns the outcome). Not yet served through the cluster (they throw
- * {@link UnsupportedOperationException} naming what to use): cross-tree {@link #atomic()} writes, and change feeds
- * (open a read-only follower, {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead). A scan across
- * partitions reads each owner in pages, each page a snapshot of its partition; a getAll is a snapshot per
- * partition, not across partitions on different nodes.
+ * <p>Atomic writes over several partitions ({@link #putAllAtomic}, {@link #deleteRange}, {@link #atomic()}, which may
+ * also write other trees of the cluster) are coordinated by the entity of their lowest log
+ * ({@link AtomicCoordinator}): all or nothing, and never seen partially by a read (a participant's reads wait until
+ * it learns the outcome; {@link #getAllAsync getAll} reads rounds until two agree; a {@link #scan} validates its
+ * partitions' snapshots as one cut, {@link ClusterScanCursor}). {@link #count()} sums the partitions' counts, each
+ * taken at its own moment (not a cut). Not served through the cluster (they throw
+ * {@link UnsupportedOperationException} naming what to use): change feeds (open a read-only follower,
+ * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead), putAll with a ttl.
  *
  * <p>Thread-safe.
  */
@@ -65,14 +66,19 @@ final class ClusterTree implements Tree {
         return value;
     }
 
-    /** @throws IllegalArgumentException if an atomic write's keys and values cannot travel in one message */
+    /**
+     * Checks a one-partition atomic write sent as one {@link Op#PUT_ALL_ATOMIC} message (the other atomic writes are
+     * checked by {@link ClusterAtomicWrite}).
+     *
+     * @throws IllegalArgumentException if its keys and values cannot travel in one message
+     */
     private void checkAtomicSize(Map<String, byte[]> entries) {
         long bytes = 0;
         for (Map.Entry<String, byte[]> e : entries.entrySet()) {
             bytes += e.getKey().length() * 3L + checkValue(Objects.requireNonNull(e.getValue(), "value")).length + 16;
         }
         if (bytes > messageBudget) {
-            throw new IllegalArgumentException("atomic write of " + bytes + " bytes over several partitions is more"
+            throw new IllegalArgumentException("atomic write of " + bytes + " bytes is more"
                     + " than one cluster message carries (" + messageBudget + " bytes, below"
                     + " pekko.remote.artery.advanced.maximum-frame-size)");
         }
@@ -397,15 +403,15 @@ final class ClusterTree implements Tree {
         if (entries.isEmpty()) {
             throw new IllegalArgumentException("an atomic write needs at least one key");
         }
-        checkAtomicSize(entries);
         TreeMap<Integer, List<String>> by = byPartition(entries.keySet());
         if (by.size() > 1) {
-            AtomicWrite w = atomic();
+            AtomicWrite w = atomic(); // checks the values and the message size
             for (Map.Entry<String, byte[]> e : entries.entrySet()) {
                 w.put(e.getKey(), e.getValue());
             }
             return w.commit().version();
         }
+        checkAtomicSize(entries);
         List<String> ks = List.copyOf(by.firstEntry().getValue());
         List<byte[]> vs = new ArrayList<>(ks.size());
         for (String k : ks) {
@@ -421,9 +427,8 @@ final class ClusterTree implements Tree {
         if (entries.isEmpty()) {
             throw new IllegalArgumentException("an atomic write needs at least one key");
         }
-        checkAtomicSize(entries);
         long expiresAt = System.currentTimeMillis() + ttlMillis(ttl);
-        ClusterAtomicWrite w = new ClusterAtomicWrite(router, this);
+        ClusterAtomicWrite w = new ClusterAtomicWrite(router, this); // checks the values and the message size
         for (Map.Entry<String, byte[]> e : entries.entrySet()) {
             w.putUntil(this, e.getKey(), e.getValue(), expiresAt);
         }
@@ -456,11 +461,24 @@ final class ClusterTree implements Tree {
         return CompletableFuture.supplyAsync(() -> deleteRange(fromInclusive, toExclusive));
     }
 
+    /**
+     * Scans every partition as one snapshot: a held scan on each owner, validated as a consistent cut before the
+     * first entry is returned ({@link ClusterScanCursor} has the argument). Blocks while the scans open.
+     *
+     * @throws dev.lattice.engine.LatticeSaturatedException if atomic writes prepared in the scanned partitions failed
+     *     every validation within the operation timeout
+     * @throws dev.lattice.engine.ScanSessionLostException from the cursor, when an owner lost the scan's snapshot
+     *     (idle past the operation timeout, or its partition handed off)
+     */
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
         return new ClusterScanCursor(router, name(), partitions(), fromInclusive, toExclusive, reverse, pageEntries);
     }
 
+    /**
+     * Sums the partitions' live counts; each is taken at its own moment on its owner, so this is not a snapshot
+     * across partitions (a multi-partition atomic write made meanwhile may be counted in some partitions only).
+     */
     @Override
     public long count() {
         List<CompletableFuture<Response>> parts = new ArrayList<>();

@@ -135,6 +135,7 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         writeBytes(out, r.kinds());
         writeLongs(out, r.numbers());
         writeStrings(out, r.trees()); // added after format 1's first release: absent in older senders' messages
+        out.writeLong(r.session()); // added with the held scans: absent in older senders' messages
     }
 
     private Request readRequest(DataInputStream in) throws IOException {
@@ -150,7 +151,9 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         byte[] kinds = readBytes(in);
         long[] numbers = readLongs(in);
         List<String> trees = in.available() > 0 ? readStrings(in) : null;
-        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, trees);
+        long session = in.available() >= 8 ? in.readLong() : 0;
+        return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, trees,
+                session);
     }
 
     private static void writeResponse(DataOutputStream out, Response r) throws IOException {
@@ -166,12 +169,13 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         writeString(out, r.errorTree());
         out.writeInt(r.errorPartition());
         out.writeLong(r.errorEpoch());
+        out.writeLong(r.session()); // added with the held scans: absent in older senders' messages
     }
 
     private static Response readResponse(DataInputStream in) throws IOException {
         return new Response(in.readBoolean(), in.readLong(), in.readBoolean(), readStrings(in), readByteList(in),
                 readLongs(in), readLongs(in), readString(in), readString(in), readString(in), in.readInt(),
-                in.readLong());
+                in.readLong(), in.available() >= 8 ? in.readLong() : 0);
     }
 
     private ActorRefResolver resolver() {

@@ -98,6 +98,16 @@ final class NodeServices implements AutoCloseable {
         return config.scanPageEntries();
     }
 
+    /** How long a held scan's session may sit idle before its entity closes it: the operation timeout. */
+    Duration scanSessionTimeout() {
+        return config.operationTimeout();
+    }
+
+    /** How many held scans one partition's entity keeps open at most (more are refused as saturation). */
+    int maxScanSessions() {
+        return 1024;
+    }
+
     @Override
     public void close() {
         blocking.shutdown();

@@ -21,6 +21,17 @@ enum Op {
      */
     ATOMIC_COMMIT_TREES(16),
     /**
+     * Opens a held scan of the partition (the engine's snapshot, kept until closed or idle past the session timeout):
+     * answers its first page, its session id and the partition's atomic-prepare counter.
+     */
+    SCAN_OPEN(17),
+    /** The next page of a held scan (its index in {@code number}: asking again for the last page answers it again). */
+    SCAN_NEXT(18),
+    /** The partition's atomic-prepare counter now, while the scan's session still exists (a scan's validation). */
+    SCAN_CHECK(19),
+    /** Closes a held scan (a no-op when it is gone). */
+    SCAN_CLOSE(20),
+    /**
      * An atomic write with an idempotency key ({@code toKey}); its parts always name their trees. A code of its own
      * so that a node of the previous version refuses it instead of committing it without the key.
      */
@@ -44,6 +55,7 @@ enum Op {
 
     /** @return true when the operation changes data (its outcome is unknown when its answer is lost) */
     boolean writes() {
-        return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION;
+        return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION
+                && this != SCAN_OPEN && this != SCAN_NEXT && this != SCAN_CHECK && this != SCAN_CLOSE;
     }
 }

@@ -43,6 +43,71 @@ final class PartitionEntity {
     private record Released(boolean drained) implements EntityMessage, NoSerializationVerificationNeeded {
     }
 
+    /** The entity's own timer: close the held scans idle past the session timeout. */
+    private enum SweepScans implements EntityMessage, NoSerializationVerificationNeeded {
+        INSTANCE
+    }
+
+    /**
+     * A held scan ({@link Op#SCAN_OPEN} .. {@link Op#SCAN_CLOSE}): the engine's cursor on this partition, which keeps
+     * its snapshot (and the runs it reads) until closed, and the last page answered, so that a retried
+     * {@link Op#SCAN_NEXT} of a page whose answer was lost gets the same page. Its monitor guards the cursor and the
+     * pages; it stays registered after its last page (cursor closed) until closed or idle, so that a validation
+     * ({@link Op#SCAN_CHECK}) still finds it.
+     */
+    private static final class ScanSession {
+        final long id;
+        final int limit;
+        private ScanCursor cursor;
+        private long served;
+        private Response last;
+        volatile long usedNanos = System.nanoTime();
+
+        ScanSession(long id, ScanCursor cursor, int limit) {
+            this.id = id;
+            this.cursor = cursor;
+            this.limit = limit;
+        }
+
+        synchronized Response page(long index, long budget, String entity) {
+            usedNanos = System.nanoTime();
+            if (index == served && last != null) {
+                return last; // a retry of the page just answered
+            }
+            if (index != served + 1 && !(index == 0 && last == null)) {
+                throw new IllegalArgumentException("scan session " + id + " of " + entity + " answered page " + served
+                        + ", not able to answer page " + index);
+            }
+            if (cursor == null) { // closed under this request (expired, or the partition is being released)
+                throw new dev.lattice.engine.ScanSessionLostException("scan session " + id + " of " + entity
+                        + " was closed while its page " + index + " was asked for (idle too long, or the partition"
+                        + " was handed off); open a new scan");
+            }
+            Response r = fill(cursor, limit, budget);
+            if (!r.flag()) {
+                // the snapshot is not needed any more; the session stays for a validation or a retry (of this page)
+                cursor.close();
+                cursor = null;
+            }
+            served = index;
+            last = r;
+            return r;
+        }
+
+        synchronized void close() {
+            if (cursor != null) {
+                cursor.close();
+                cursor = null;
+            }
+        }
+    }
+
+    private final java.util.concurrent.ConcurrentHashMap<Long, ScanSession> scans =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** False once the entity releases its partition: no held scan may be opened after that. */
+    private volatile boolean scansOpen = true;
+    private boolean sweepScheduled;
+
     /** Diagnostics of the atomic-write steps and reads (debug level; off by default). */
     private static final org.slf4j.Logger TRACE = org.slf4j.LoggerFactory.getLogger("dev.lattice.cluster.trace");
 
@@ -128,6 +193,10 @@ final class PartitionEntity {
                     return Behaviors.same();
                 })
                 .onMessage(Release.class, r -> releasing(r))
+                .onMessage(SweepScans.class, m -> {
+                    sweepScans();
+                    return Behaviors.same();
+                })
                 .onSignal(PostStop.class, sig -> {
                     stopped = true;
                     releaseNow();
@@ -136,12 +205,47 @@ final class PartitionEntity {
                 .build();
     }
 
+    /** Actor thread: closes the held scans idle past the session timeout; runs again while some are held. */
+    private void sweepScans() {
+        sweepScheduled = false;
+        long idle = node.scanSessionTimeout().toNanos();
+        long now = System.nanoTime();
+        for (ScanSession s : scans.values()) {
+            if (now - s.usedNanos > idle && scans.remove(s.id, s)) {
+                node.blocking().execute(s::close); // a page being read holds the session's monitor
+            }
+        }
+        scheduleSweep(false);
+    }
+
+    /** @param opening true when a scan is being opened (its session is registered later, on the blocking pool) */
+    private void scheduleSweep(boolean opening) {
+        if (!sweepScheduled && (opening || !scans.isEmpty()) && scansOpen) {
+            sweepScheduled = true;
+            ctx.scheduleOnce(node.scanSessionTimeout().dividedBy(2), ctx.getSelf(), SweepScans.INSTANCE);
+        }
+    }
+
+    /** Closes every held scan and refuses new ones (before the partition is released). */
+    private void closeScans() {
+        scansOpen = false;
+        for (ScanSession s : scans.values()) {
+            if (scans.remove(s.id, s)) {
+                s.close();
+            }
+        }
+    }
+
     private Behavior<EntityMessage> releasing(Release why) {
         ctx.getLog().info("{}: releasing ({})", entityId, why == Release.LOST ? "claim lost" : "hand-off");
         hosted = false;
         PartialTree t = tree;
         Duration timeout = node.releaseTimeout();
-        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> t.release(partition, timeout), node.blocking()),
+        scansOpen = false;
+        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> {
+                    closeScans(); // their snapshots must not outlive the hosting (the next owner compacts the runs)
+                    return t.release(partition, timeout);
+                }, node.blocking()),
                 (drained, err) -> new Released(err == null && drained));
         return Behaviors.receive(EntityMessage.class)
                 .onMessage(Request.class, q -> {
@@ -161,6 +265,7 @@ final class PartitionEntity {
 
     /** The actor stopped without a hand-off (its node is shutting down): release on the way out. */
     private void releaseNow() {
+        closeScans();
         if (hosted) {
             hosted = false;
             tree.release(partition, node.releaseTimeout());
@@ -191,6 +296,9 @@ final class PartitionEntity {
                 q.replyTo().tell(r);
             }
         });
+        if (q.op() == Op.SCAN_OPEN) {
+            scheduleSweep(true); // the session is registered on the blocking pool; the sweep looks later
+        }
     }
 
     private CompletionStage<Response> traced(Request q, CompletionStage<Response> answer) {
@@ -290,6 +398,22 @@ final class PartitionEntity {
                 return Response.ok(t.putAllAtomic(entries(q)), true);
             case SCAN:
                 return scanPage(t, q);
+            case SCAN_OPEN:
+                return openScan(t, q);
+            case SCAN_NEXT:
+                return session(q).page(q.number(), node.messageBudget(), entityId);
+            case SCAN_CHECK: {
+                ScanSession s = session(q);
+                s.usedNanos = System.nanoTime();
+                return Response.ok(t.atomicPreparesSeen(partition), true);
+            }
+            case SCAN_CLOSE: {
+                ScanSession s = scans.remove(q.session());
+                if (s != null) {
+                    s.close();
+                }
+                return Response.ok(0, s != null);
+            }
             case COUNT:
                 return Response.ok(t.count(partition), true);
             default:
@@ -297,25 +421,83 @@ final class PartitionEntity {
         }
     }
 
+    /**
+     * Opens a held scan: reads the partition's atomic-prepare counter, then opens the engine's cursor (which waits
+     * for pending atomic writes holding keys of the range, then takes its snapshot), so that every prepare not
+     * counted in the answered counter is one the snapshot either waited for or that came after the reading. When a
+     * prepare came while the cursor opened, it opens again (twice at most), as the validation would fail anyway.
+     */
+    private Response openScan(PartialTree t, Request q) {
+        if (scans.size() >= node.maxScanSessions()) {
+            throw new dev.lattice.engine.LatticeSaturatedException(entityId + " holds " + scans.size()
+                    + " open scans, its limit; close cursors that are done", null);
+        }
+        int limit = (int) Math.max(1, Math.min(q.number(), node.scanPageEntries()));
+        long seen;
+        ScanCursor c;
+        for (int attempt = 0; ; attempt++) {
+            seen = t.atomicPreparesSeen(partition);
+            c = t.scan(partition, q.key(), q.toKey(), q.flag());
+            if (attempt == 2 || t.atomicPreparesSeen(partition) == seen) {
+                break;
+            }
+            c.close();
+        }
+        long id;
+        do {
+            id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        } while (id == 0 || scans.containsKey(id));
+        ScanSession s = new ScanSession(id, c, limit);
+        scans.put(id, s);
+        if (!scansOpen) { // released meanwhile: closeScans may have run before the put
+            scans.remove(id, s);
+            s.close();
+            throw new PartitionNotHostedException(treeName, partition, entityId + " is being handed off");
+        }
+        try {
+            return s.page(0, node.messageBudget(), entityId).withSession(id, seen);
+        } catch (RuntimeException e) {
+            scans.remove(id, s);
+            s.close();
+            throw e;
+        }
+    }
+
+    private ScanSession session(Request q) {
+        ScanSession s = scans.get(q.session());
+        if (s == null) {
+            throw new dev.lattice.engine.ScanSessionLostException("scan session " + q.session() + " is not held by "
+                    + entityId + ": it sat idle longer than " + node.scanSessionTimeout().toMillis()
+                    + " ms, or the partition was handed off or its owner restarted since it was opened; a scan's"
+                    + " snapshot cannot be continued elsewhere, open a new scan");
+        }
+        return s;
+    }
+
     private Response scanPage(PartialTree t, Request q) {
         int limit = (int) Math.max(1, Math.min(q.number(), node.scanPageEntries()));
+        try (ScanCursor c = t.scan(partition, q.key(), q.toKey(), q.flag())) {
+            return fill(c, limit, node.messageBudget());
+        }
+    }
+
+    /** Up to {@code limit} entries (and about half a message's budget) of the cursor; "more" when some are left. */
+    private static Response fill(ScanCursor c, int limit, long budget) {
         List<String> keys = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
         List<Long> versions = new ArrayList<>();
         boolean more = false;
         long bytes = 0;
-        try (ScanCursor c = t.scan(partition, q.key(), q.toKey(), q.flag())) {
-            while (c.hasNext()) {
-                if (keys.size() == limit || bytes > node.messageBudget() / 2) {
-                    more = true;
-                    break;
-                }
-                TreeEntry e = c.next();
-                bytes += e.key().length() * 3L + e.value().length + 24;
-                keys.add(e.key());
-                values.add(e.value());
-                versions.add(e.version());
+        while (c.hasNext()) {
+            if (keys.size() == limit || bytes > budget / 2) {
+                more = true;
+                break;
             }
+            TreeEntry e = c.next();
+            bytes += e.key().length() * 3L + e.value().length + 24;
+            keys.add(e.key());
+            values.add(e.value());
+            versions.add(e.version());
         }
         long[] v = new long[versions.size()];
         for (int i = 0; i < v.length; i++) {

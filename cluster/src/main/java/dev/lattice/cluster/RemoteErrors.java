@@ -83,6 +83,7 @@ final class RemoteErrors {
                 yield new dev.lattice.engine.AtomicWritePendingException(new LogId(r.errorTree(), r.errorPartition()),
                         f[0], new LogId(r.errorTree(), r.errorPartition()), 0);
             }
+            case "dev.lattice.engine.ScanSessionLostException" -> new dev.lattice.engine.ScanSessionLostException(m);
             case "java.lang.IllegalArgumentException" -> new IllegalArgumentException(m);
             case "java.lang.IllegalStateException" -> new IllegalStateException(m);
             case "java.lang.NullPointerException" -> new NullPointerException(m);

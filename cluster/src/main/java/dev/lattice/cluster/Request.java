@@ -11,11 +11,28 @@ import java.util.List;
  * (getAll, putAll, atomic parts), and for atomic parts {@code kinds} ({@link dev.lattice.engine.AtomicOp.Kind}
  * ordinals) and {@code numbers} (per operation: expiry or expected version) of the same length as {@code keys}.
  * For atomic steps {@code key} is the write's id and {@code toKey} the coordinator's entity id; {@code trees} names
- * the tree of each atomic part of a cross-tree write ({@link Op#ATOMIC_COMMIT_TREES}). Unused fields are null. Serialized by {@link LatticeSerializer}. Immutable by convention (arrays are not copied).
+ * the tree of each atomic part of a cross-tree write ({@link Op#ATOMIC_COMMIT_TREES}). A held scan: {@link Op#SCAN_OPEN}
+ * uses {@code key}, {@code toKey}, {@code number} (page size) and {@code flag} as {@link Op#SCAN} does; its later
+ * steps name the scan's {@code session} (0 when unused), and {@link Op#SCAN_NEXT} its page index in {@code number}.
+ * Unused fields are null. Serialized by {@link LatticeSerializer}. Immutable by convention (arrays are not copied).
  */
 record Request(Op op, String key, String toKey, byte[] value, long number, boolean flag, List<String> keys,
-               List<byte[]> values, ActorRef<Response> replyTo, byte[] kinds, long[] numbers, List<String> trees)
-        implements EntityMessage {
+               List<byte[]> values, ActorRef<Response> replyTo, byte[] kinds, long[] numbers, List<String> trees,
+               long session) implements EntityMessage {
+
+    Request(Op op, String key, String toKey, byte[] value, long number, boolean flag, List<String> keys,
+            List<byte[]> values, ActorRef<Response> replyTo, byte[] kinds, long[] numbers, List<String> trees) {
+        this(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, trees, 0);
+    }
+
+    /**
+     * A step of a held scan ({@link Op#SCAN_NEXT}, {@link Op#SCAN_CHECK}, {@link Op#SCAN_CLOSE}).
+     *
+     * @param page for {@link Op#SCAN_NEXT}, the page's index (the open's page is 0); 0 otherwise
+     */
+    static Request scanStep(Op op, long session, long page, ActorRef<Response> replyTo) {
+        return new Request(op, null, null, null, page, false, null, null, replyTo, null, null, null, session);
+    }
 
     Request(Op op, String key, String toKey, byte[] value, long number, boolean flag, List<String> keys,
             List<byte[]> values, ActorRef<Response> replyTo) {

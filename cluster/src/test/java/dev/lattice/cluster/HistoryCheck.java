@@ -36,6 +36,8 @@ final class HistoryCheck {
     final List<String[]> groupReads = new ArrayList<>();
     /** getAll reads of the wide group (keys of three partitions): {@code X start end v1 v2 v3}. */
     final List<String[]> wideGetAlls = new ArrayList<>();
+    /** Scans of the wide group's key range through every partition: {@code Y start end v1 v2 v3}. */
+    final List<String[]> wideScans = new ArrayList<>();
     final List<String[]> wideReads = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
     /**
@@ -84,6 +86,11 @@ final class HistoryCheck {
                         wideGetAlls.add(f);
                     }
                 }
+                case "Y" -> {
+                    if (f.length == 6) {
+                        wideScans.add(f);
+                    }
+                }
                 case "G" -> {
                     if (f.length == 6) {
                         groupReads.add(f);
@@ -107,7 +114,7 @@ final class HistoryCheck {
     /**
      * The wide group (keys on different partitions, written only by multi-partition atomic writes, all to one
      * value): whole at the end, and sequential point reads of its keys never go back (a read after one that saw
-     * a write sees it or a later one), and a getAll of its keys sees one write on all of them, so no reader saw a
+     * a write sees it or a later one), and a getAll or a scan of its keys sees one write on all of them, so no reader saw a
      * write partially.
      */
     void checkWide(Function<String, Optional<Versioned>> finalState, List<String> wide) {
@@ -130,6 +137,11 @@ final class HistoryCheck {
         for (String[] r : wideGetAlls) {
             if (!(r[3].equals(r[4]) && r[4].equals(r[5]))) {
                 violations.add("a getAll saw the wide group partial: " + String.join(",", r[3], r[4], r[5]));
+            }
+        }
+        for (String[] r : wideScans) {
+            if (!(r[3].equals(r[4]) && r[4].equals(r[5]))) {
+                violations.add("a scan saw the wide group partial: " + String.join(",", r[3], r[4], r[5]));
             }
         }
     }
@@ -262,7 +274,7 @@ final class HistoryCheck {
             by.merge(w.kind() + "." + w.outcome(), 1, Integer::sum);
         }
         return "writes " + by + ", reads " + reads.size() + ", group reads " + groupReads.size()
-                + ", wide getAlls " + wideGetAlls.size()
+                + ", wide getAlls " + wideGetAlls.size() + ", wide scans " + wideScans.size()
                 + ", wide sequential reads " + wideReads.size();
     }
 }

@@ -115,4 +115,17 @@ class HistoryCheckTest {
         c.checkWide(k -> v("x1", 9), List.of("w-0", "w-1", "w-2"));
         assertThat(c.violations).anySatisfy(s -> assertThat(s).contains("getAll saw the wide group partial"));
     }
+
+    @Test
+    void aScanThatSawAWideWritePartiallyIsFound(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("h");
+        Files.writeString(f, ("S|x1|wide|w-0|0|1|x1\nE|x1|OK|2|9\nS|x0|wide|w-0|0|0|x0\nE|x0|OK|1|5\n"
+                + "Y|3|4|x1|x1|x1\nY|5|6|x1|-|x1\n").replace('|', '\t'));
+        HistoryCheck c = new HistoryCheck();
+        c.load(f);
+        c.checkWide(k -> v("x1", 9), List.of("w-0", "w-1", "w-2"));
+        assertThat(c.wideScans).hasSize(2);
+        assertThat(c.violations).singleElement().satisfies(s -> assertThat(s).contains("scan saw the wide group partial")
+                .contains("x1,-,x1"));
+    }
 }

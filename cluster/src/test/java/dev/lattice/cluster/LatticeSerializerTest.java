@@ -18,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The cluster's message format: a request round-trips with every field; a request of a sender that predates the
- * per-part tree field (the same bytes without it) still decodes; damaged bytes and unknown operation codes are
- * refused by type.
+ * per-part tree field or the scan session field (the same bytes without them) still decodes, as does a response
+ * without the session field; the held-scan operations have codes of their own; damaged bytes and unknown operation
+ * codes are refused by type.
  */
 class LatticeSerializerTest {
 
@@ -75,5 +76,60 @@ class LatticeSerializerTest {
         unknown[1] = (byte) 99; // the operation code after the format byte
         assertThatThrownBy(() -> serializer.fromBinary(unknown, serializer.manifest(r)))
                 .isInstanceOf(NotSerializableException.class).hasMessageContaining("unknown operation code 99");
+    }
+
+    @Test
+    void heldScanStepsRoundTripWithTheirSession() throws Exception {
+        Request open = new Request(Op.SCAN_OPEN, "a", "m", null, 50, true, null, null, system.ignoreRef());
+        Request back = (Request) serializer.fromBinary(serializer.toBinary(open), serializer.manifest(open));
+        assertThat(back.op()).isEqualTo(Op.SCAN_OPEN);
+        assertThat(back.key()).isEqualTo("a");
+        assertThat(back.toKey()).isEqualTo("m");
+        assertThat(back.number()).isEqualTo(50);
+        assertThat(back.flag()).isTrue();
+        assertThat(back.session()).isZero();
+        for (Op op : List.of(Op.SCAN_NEXT, Op.SCAN_CHECK, Op.SCAN_CLOSE)) {
+            Request step = Request.scanStep(op, -0x1234_5678_9ABCL, 7, system.ignoreRef());
+            Request got = (Request) serializer.fromBinary(serializer.toBinary(step), serializer.manifest(step));
+            assertThat(got.op()).isEqualTo(op);
+            assertThat(got.session()).isEqualTo(-0x1234_5678_9ABCL);
+            assertThat(got.number()).isEqualTo(7);
+        }
+        Response first = Response.entries(List.of("a", "b"), List.of(new byte[] {1}, new byte[] {2}),
+                new long[] {3, 4}, new long[2], true).withSession(99, (5L << 40) + 2);
+        Response r = (Response) serializer.fromBinary(serializer.toBinary(first), serializer.manifest(first));
+        assertThat(r.session()).isEqualTo(99);
+        assertThat(r.number()).isEqualTo((5L << 40) + 2);
+        assertThat(r.keys()).containsExactly("a", "b");
+        assertThat(r.versions()).containsExactly(3, 4);
+        assertThat(r.flag()).isTrue();
+    }
+
+    @Test
+    void messagesOfSendersBeforeTheSessionFieldStillDecode() throws Exception {
+        Request r = crossTree(List.of("orders", "stock"));
+        byte[] bytes = serializer.toBinary(r);
+        Request back = (Request) serializer.fromBinary(Arrays.copyOf(bytes, bytes.length - 8), serializer.manifest(r));
+        assertThat(back.trees()).containsExactly("orders", "stock");
+        assertThat(back.session()).isZero();
+        Response ok = Response.ok(42, true);
+        byte[] rb = serializer.toBinary(ok);
+        Response older = (Response) serializer.fromBinary(Arrays.copyOf(rb, rb.length - 8), serializer.manifest(ok));
+        assertThat(older.number()).isEqualTo(42);
+        assertThat(older.flag()).isTrue();
+        assertThat(older.session()).isZero();
+    }
+
+    @Test
+    void theHeldScanOperationsHaveNewCodesThatAnOlderNodeRefuses() {
+        // an older node knows the codes up to 16: it refuses these (unknown operation code) instead of misreading
+        assertThat(List.of(Op.SCAN_OPEN.code, Op.SCAN_NEXT.code, Op.SCAN_CHECK.code, Op.SCAN_CLOSE.code))
+                .containsExactly(17, 18, 19, 20);
+        for (Op op : List.of(Op.SCAN_OPEN, Op.SCAN_NEXT, Op.SCAN_CHECK, Op.SCAN_CLOSE)) {
+            assertThat(op.writes()).as(op + " is retried as a read").isFalse();
+        }
+        Request step = Request.scanStep(Op.SCAN_NEXT, 1, 1, system.ignoreRef());
+        byte[] bytes = serializer.toBinary(step);
+        assertThat(bytes[1]).isEqualTo((byte) 18);
     }
 }

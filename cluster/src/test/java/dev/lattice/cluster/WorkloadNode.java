@@ -36,7 +36,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * OK, NOTAPPLIED for a failed condition, FAIL for a definite failure, UNKNOWN); {@code R key partition start end
  * version value} for a successful read; {@code G start end v1 v2 v3} for a read of the atomic group;
  * {@code M v1 version1 v2 version2 v3 version3 start1 end1 start2 end2 start3 end3} for the wide group's keys read one
- * after the other; {@code X start end v1 v2 v3} for one getAll of the wide group.
+ * after the other; {@code X start end v1 v2 v3} for one getAll of the wide group, {@code Y start end v1 v2 v3} for one
+ * scan of its key range.
  */
 public final class WorkloadNode {
 
@@ -144,6 +145,19 @@ public final class WorkloadNode {
                                 .append('\t').append(v.map(Versioned::version).orElse(0L));
                     }
                     write(out, line.append(times).toString());
+                } else if (dice == 77) {
+                    // the wide group's range scanned through every partition: one snapshot
+                    long start = now();
+                    Map<String, String> got = new java.util.TreeMap<>();
+                    try (dev.lattice.engine.ScanCursor c = tree.scan("w-", "w-~", false)) {
+                        c.forEachRemaining(e -> got.put(e.key(), new String(e.value(), StandardCharsets.UTF_8)));
+                    }
+                    long end = now();
+                    StringBuilder line = new StringBuilder("Y\t" + start + "\t" + end);
+                    for (String w : wide) {
+                        line.append('\t').append(got.getOrDefault(w, "-"));
+                    }
+                    write(out, line.toString());
                 } else if (dice < 78) {
                     // the wide group in one getAll over three partitions: one consistent view
                     long start = now();

@@ -104,6 +104,23 @@ public interface PartialTree extends Tree {
      */
     ScanCursor scan(int partition, String fromInclusive, String toExclusive, boolean reverse);
 
+    /**
+     * A counter of the atomic-write prepares ({@link #prepareAtomic}, and those replayed) registered in this hosting
+     * of a partition: it grows by one when a prepare is registered, after the write is registered as pending (so a
+     * read that waits for pending writes, such as {@link #scan(int, String, String, boolean)}, opened after a reading
+     * of the counter, waits for every prepare counted in that reading whose keys it covers). Values of different
+     * hostings in this process never compare equal (each hosting starts from its own base, a per-process ordinal
+     * times 2^40; at most 2^40 prepares per hosting keep this true), so two equal readings mean the same hosting and
+     * no prepare registered between them. A cluster uses it to prove that per-partition scan snapshots form a
+     * consistent cut. The fence is proved as for a read (with a read lease) first.
+     *
+     * @param partition a hosted partition
+     * @return the counter's value now (not a count from zero: compare readings for equality only)
+     * @throws PartitionNotHostedException if the partition is not hosted here
+     * @throws OwnershipLostException if another process claimed its log
+     */
+    long atomicPreparesSeen(int partition);
+
     // ------------------------------------------------------------------ multi-log atomic writes across processes
 
     /**

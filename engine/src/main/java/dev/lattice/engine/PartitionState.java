@@ -131,6 +131,15 @@ final class PartitionState {
     private final Set<String> chained = ConcurrentHashMap.newKeySet();
     /** Atomic writes prepared here and not resolved yet, by id; written by the applier. */
     final Map<String, Unresolved> unresolved = new ConcurrentHashMap<>();
+    /** Process-wide count of partition states made, the base of each one's {@link #preparesSeen}. */
+    private static final java.util.concurrent.atomic.AtomicLong STATES = new java.util.concurrent.atomic.AtomicLong();
+    /**
+     * The atomic-write prepares applied to this state, counted after each one is in {@link #unresolved}, from a
+     * base distinct per state (its ordinal times 2^40), so that readings of two hostings never compare equal
+     * ({@link PartialTree#atomicPreparesSeen}). Written by the applier thread only.
+     */
+    final java.util.concurrent.atomic.AtomicLong preparesSeen =
+            new java.util.concurrent.atomic.AtomicLong(STATES.incrementAndGet() << 40);
     /** Decisions of the multi-log atomic writes this log coordinated, by id and by idempotency key. */
     final Map<String, Decision> decisions = new ConcurrentHashMap<>();
     final Map<String, Decision> decisionsByIdempotencyKey = new ConcurrentHashMap<>();
@@ -466,6 +475,7 @@ final class PartitionState {
         }
         insert(writes, t);
         unresolved.put(id, new Unresolved(t, writes, coordinator));
+        preparesSeen.incrementAndGet(); // after the put: a reader that sees the count sees the write pending
         return Boolean.TRUE;
     }
 

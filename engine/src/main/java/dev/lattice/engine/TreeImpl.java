@@ -1097,6 +1097,14 @@ final class TreeImpl implements PartialTree {
     }
 
     @Override
+    public long atomicPreparesSeen(int partition) {
+        java.util.Objects.checkIndex(partition, pipelines.length);
+        LogPipeline lp = hostedPipeline(partition);
+        lp.proveFenceForRead();
+        return lp.state.preparesSeen.get();
+    }
+
+    @Override
     public ScanCursor scan(int partition, String fromInclusive, String toExclusive, boolean reverse) {
         java.util.Objects.checkIndex(partition, pipelines.length);
         LogPipeline lp = hostedPipeline(partition);

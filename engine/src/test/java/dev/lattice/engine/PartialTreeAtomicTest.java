@@ -229,4 +229,61 @@ class PartialTreeAtomicTest {
             assertThat(ta.getVersioned(k1).orElseThrow().version()).isEqualTo(v);
         }
     }
+
+    /**
+     * The prepare counter a cluster scan validates its snapshots with: it moves with each prepare (also one that is
+     * later aborted) and not with other writes; a scan opened after a reading waits for the prepares counted in it;
+     * a new hosting of the partition never reads the same value as the old one.
+     */
+    @Test
+    void thePrepareCounterMovesWithPreparesOnlyAndDiffersBetweenHostings() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(5)));
+             Lattice b = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(5)))) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            long c0 = tb.atomicPreparesSeen(1);
+            tb.put(k1, b("plain"));
+            tb.putAllAtomic(Map.of(k1, b("one-partition")));
+            assertThat(tb.atomicPreparesSeen(1)).as("no prepare").isEqualTo(c0);
+            LogId coord = new LogId("t", 0);
+            ta.prepareAtomic(0, "x7", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k0, b("n0"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            tb.prepareAtomic(1, "x7", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("n1"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            long c1 = tb.atomicPreparesSeen(1);
+            assertThat(c1).isEqualTo(c0 + 1);
+            // a scan of the range opened now waits for the counted prepare's outcome, then shows it
+            CompletableFuture<String> scanned = CompletableFuture.supplyAsync(() -> {
+                try (ScanCursor c = tb.scan(1, null, null, false)) {
+                    return EngineBasicsTest.s(c.next().value());
+                }
+            });
+            Thread.sleep(200);
+            assertThat(scanned).isNotDone();
+            long version = ta.decideAtomic(0, "x7", true, List.of(new LogId("t", 1)), 0).get(5, TimeUnit.SECONDS);
+            tb.resolveAtomic(1, "x7", true, version).get(5, TimeUnit.SECONDS);
+            assertThat(scanned.get(5, TimeUnit.SECONDS)).isEqualTo("n1");
+            assertThat(tb.atomicPreparesSeen(1)).as("a resolve is not a prepare").isEqualTo(c1);
+            // an aborted prepare counts as well
+            tb.prepareAtomic(1, "x8", coord, List.of(new AtomicOp(AtomicOp.Kind.PUT, k1, b("no"), 0)))
+                    .get(5, TimeUnit.SECONDS);
+            tb.resolveAtomic(1, "x8", false, 0).get(5, TimeUnit.SECONDS);
+            long c2 = tb.atomicPreparesSeen(1);
+            assertThat(c2).isEqualTo(c1 + 1);
+            // hosted again (by the same lattice, then by the other one in this JVM): never the same reading
+            assertThat(tb.release(1, Duration.ofSeconds(5))).isTrue();
+            assertThatThrownBy(() -> tb.atomicPreparesSeen(1)).isInstanceOf(PartitionNotHostedException.class);
+            tb.host(1);
+            assertThat(tb.atomicPreparesSeen(1)).isNotEqualTo(c2).isNotEqualTo(c1).isNotEqualTo(c0);
+            long again = tb.atomicPreparesSeen(1);
+            assertThat(tb.release(1, Duration.ofSeconds(5))).isTrue();
+            ta.host(1);
+            assertThat(ta.atomicPreparesSeen(1)).isNotEqualTo(again).isNotEqualTo(c2);
+        }
+    }
 }
