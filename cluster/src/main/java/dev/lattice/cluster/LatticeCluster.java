@@ -147,8 +147,8 @@ public final class LatticeCluster implements AutoCloseable {
      * An atomic write over trees of this cluster, not bound to one (pass the tree to each call, e.g.
      * {@code cluster.atomic().put(orders, k1, v1).put(stock, k2, v2).commit()}). Trees come from {@link #tree}; the
      * write is coordinated by the entity of the lowest log it touches, wherever that runs. The embedded builder's
-     * guarantees hold (all or nothing, one version, no partial visibility to point reads); idempotency keys are not
-     * served through the cluster yet ({@link UnsupportedOperationException}). {@code commit()} waits at most the
+     * guarantees hold (all or nothing, one version, no partial visibility to reads), idempotency keys included
+     * (recorded in the coordinator log, see {@link ClusterAtomicWrite#idempotencyKey}). {@code commit()} waits at most the
      * operation timeout and throws what the embedded builder throws, plus
      * {@link dev.lattice.engine.WriteOutcomeUnknownException} when the coordinator's answer is lost.
      *
