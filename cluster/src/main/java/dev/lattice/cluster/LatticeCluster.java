@@ -148,8 +148,8 @@ public final class LatticeCluster implements AutoCloseable {
      * {@code cluster.atomic().put(orders, k1, v1).put(stock, k2, v2).commit()}). Trees come from {@link #tree}; the
      * write is coordinated by the entity of the lowest log it touches, wherever that runs. The embedded builder's
      * guarantees hold (all or nothing, one version, no partial visibility to reads), idempotency keys included
-     * ({@link dev.lattice.engine.AtomicWrite#idempotencyKey}; recorded in the coordinator log). {@code commit()} waits at most the
-     * operation timeout and throws what the embedded builder throws, plus
+     * ({@link dev.lattice.engine.AtomicWrite#idempotencyKey}; recorded in the coordinator log). {@code commit()} waits
+     * at most the operation timeout and throws what the embedded builder throws, plus
      * {@link dev.lattice.engine.WriteOutcomeUnknownException} when the coordinator's answer is lost.
      *
      * @return a new builder (not thread-safe; committed once)
