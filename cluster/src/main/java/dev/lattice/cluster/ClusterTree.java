@@ -35,7 +35,7 @@ import java.util.concurrent.CompletableFuture;
  * partitions' snapshots as one cut, {@link ClusterScanCursor}). {@link #count()} sums the partitions' counts, each
  * taken at its own moment (not a cut). Not served through the cluster (they throw
  * {@link UnsupportedOperationException} naming what to use): change feeds (open a read-only follower,
- * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead), putAll with a ttl.
+ * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead).
  *
  * <p>Thread-safe.
  */
@@ -388,13 +388,44 @@ final class ClusterTree implements Tree {
 
     @Override
     public void putAll(Map<String, byte[]> entries, Duration ttl) {
-        throw new UnsupportedOperationException("putAll with a ttl is not served through the cluster yet; put the"
-                + " keys one by one with put(key, value, ttl)");
+        Router.await(putAllAsync(entries, ttl));
     }
 
+    /**
+     * Puts the entries with one expiry (now + {@code ttl}) for all, as the embedded engine does: every value is
+     * checked before anything is sent, then each partition's keys (split at the message budget) are written as one
+     * atomic write of that partition with the expiry in its entries. Not atomic across partitions or chunks, like
+     * {@link #putAllAsync(Map)}.
+     */
     @Override
     public CompletableFuture<Void> putAllAsync(Map<String, byte[]> entries, Duration ttl) {
-        throw new UnsupportedOperationException("putAllAsync with a ttl is not served through the cluster yet");
+        Objects.requireNonNull(entries, "entries");
+        long expiresAt = System.currentTimeMillis() + ttlMillis(ttl);
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            Objects.requireNonNull(e.getKey(), "key");
+            checkValue(e.getValue());
+        }
+        List<CompletableFuture<?>> parts = new ArrayList<>();
+        for (Map.Entry<Integer, List<String>> e : byPartition(entries.keySet()).entrySet()) {
+            ClusterAtomicWrite w = new ClusterAtomicWrite(router, this);
+            long bytes = 0;
+            int n = 0;
+            for (String k : e.getValue()) {
+                byte[] v = entries.get(k);
+                long add = k.length() * 6L + v.length + name().length() * 3L + 48;
+                if (n > 0 && bytes + add > messageBudget) {
+                    parts.add(w.commitAsync());
+                    w = new ClusterAtomicWrite(router, this);
+                    bytes = 0;
+                    n = 0;
+                }
+                w.putUntil(this, k, v, expiresAt);
+                bytes += add;
+                n++;
+            }
+            parts.add(w.commitAsync());
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
     }
 
     @Override

@@ -332,6 +332,23 @@ class ClusterInProcessTest {
         assertThat(jr.reattached()).isTrue();
         assertThat(jr.version()).isEqualTo(jv);
 
+        // putAll with a ttl: one expiry for every key, written per partition
+        Map<String, byte[]> ttlBatch = new java.util.HashMap<>();
+        for (int i = 0; i < 20; i++) {
+            ttlBatch.put("t-" + i, b("t" + i));
+        }
+        orders.putAll(ttlBatch, Duration.ofMinutes(5));
+        Set<Object> expiries = new java.util.HashSet<>();
+        for (String k : ttlBatch.keySet()) {
+            Versioned tv = nodes.get(2).tree("orders").getVersioned(k).orElseThrow();
+            assertThat(s(tv.value())).isEqualTo("t" + k.substring(2));
+            expiries.add(tv.expiresAt().orElseThrow());
+        }
+        assertThat(expiries).as("one expiry for the whole putAll").hasSize(1);
+        assertThatThrownBy(() -> orders.putAll(Map.of("t-x", b("x")), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(orders.get("t-x")).isEmpty();
+
         // a getAll over several partitions never sees part of a multi-partition atomic write made meanwhile
         List<String> spread = new ArrayList<>();
         Set<Integer> seen = new TreeSet<>();
