@@ -684,7 +684,7 @@ public final class LatticeConfig {
 
         /**
          * Level-0 runs of a partition at which they may be compacted into level 1: they are once level 1 holds at
-         * most {@code memtableBytes}, or level 0 holds at least as many bytes as level 1, or level 0 holds four times
+         * most {@code targetRunBytes}, or level 0 holds at least as many bytes as level 1, or level 0 holds four times
          * this many runs (docs/engine.md, "Flush and compaction"). Default
          * {@value LatticeConfig#DEFAULT_LEVEL0_COMPACTION_TRIGGER}.
          *

@@ -302,7 +302,7 @@ final class RunMaintenance {
      * The inputs of the next compaction, the output level last in the list's levels; null when none is due.
      *
      * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} runs and one of: level 1 holds
-     * at most one memtable ({@code memtableBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
+     * at most one output run ({@code targetRunBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
      * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger. Level-0 runs span the whole key range of a partition (its
      * keys are hashed), so each such merge rewrites all of level 1: merging at every trigger made level 1 rewritten
      * once per {@code level0CompactionTrigger} flushes, a cost quadratic in the partition's size. Waiting until
@@ -314,7 +314,7 @@ final class RunMaintenance {
         if (l0.size() >= config.level0CompactionTrigger) {
             long l0Bytes = bytes(l0);
             long l1Bytes = bytes(l.level(1));
-            if (l1Bytes <= config.memtableBytes || l0Bytes >= l1Bytes
+            if (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes
                     || l0.size() >= config.level0CompactionTrigger * LEVEL0_MAX_RUNS_FACTOR) {
                 List<RunHandle> in = new ArrayList<>(l0);
                 in.addAll(overlapping(l.level(1), in));

@@ -11,7 +11,7 @@ import java.util.TreeMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * When level 0 is merged into level 1 (RunMaintenance.pick): at the trigger while level 1 holds at most a memtable,
+ * When level 0 is merged into level 1 (RunMaintenance.pick): at the trigger while level 1 holds at most one output run,
  * later only once level 0 is as large as level 1 or holds {@code LEVEL0_MAX_RUNS_FACTOR} times the trigger; and the
  * statistics that split the bytes of runs written by flushes from those written by compactions.
  */
@@ -65,7 +65,7 @@ class Level0MergePolicyTest {
                 tiny++;
             }
             long l1 = bytes(level(t, 1));
-            assertThat(l1).as("level 1 holds more than a memtable").isGreaterThan(64 << 10);
+            assertThat(l1).as("level 1 holds more than one output run").isGreaterThan(64 << 10);
             assertThat(level(t, 2)).as("level 1 is under its target").isEmpty();
             // now level 1 is much larger than level 0 will be: the trigger alone no longer merges
             long before = l.stats().compactions();
