@@ -69,20 +69,36 @@ final class EngineContext {
     }
 
     /**
-     * The memory budget runs low: asks {@code writing}'s log and the log with the largest memtable to flush (a
-     * no-op for logs that flush already).
+     * The memory budget runs low: asks the log with the largest memtable not yet asked to flush (a no-op for logs
+     * asked already). Unless the budget is spent ({@code spent}), it asks only while the memtables not asked to
+     * flush hold more than half the budget: the writers of every log see the budget run low at once, and asking
+     * each writer's own log made every partition flush a memtable of a fraction of its share; asking for the
+     * largest lets the memtables grow to about twice that (fewer, larger level-0 runs, so less compaction).
+     *
+     * @param writing the log being written (asked too when the budget is spent and no other log can be asked)
+     * @param spent whether the write waits for memory now
      */
-    void requestFlushes(LogPipeline writing) {
-        writing.requestFlush();
+    void requestFlushes(LogPipeline writing, boolean spent) {
         LogPipeline largest = null;
+        long unasked = 0;
         for (TreeImpl t : openTrees.get()) {
             for (LogPipeline p : t.pipelines()) {
-                if (p != null && p.hasRuns() && (largest == null || p.memtableBytes() > largest.memtableBytes())) {
+                if (p == null || !p.hasRuns() || p.flushRequested()) {
+                    continue;
+                }
+                unasked += p.memtableBytes();
+                if (largest == null || p.memtableBytes() > largest.memtableBytes()) {
                     largest = p;
                 }
             }
         }
-        if (largest != null && largest != writing) {
+        if (largest == null) {
+            if (spent) {
+                writing.requestFlush();
+            }
+            return;
+        }
+        if (spent || unasked > config.memoryBudgetBytes / 2) {
             largest.requestFlush();
         }
     }

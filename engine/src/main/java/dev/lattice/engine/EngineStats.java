@@ -25,12 +25,40 @@ final class EngineStats {
     final LongAdder compactions = new LongAdder();
     final LongAdder runBytesWritten = new LongAdder();
     final LongAdder compactionBytesRead = new LongAdder();
+    /** Levels counted apart in {@link #runBytesByLevel}; deeper levels count in the last. */
+    static final int LEVELS = 8;
+    /** Bytes of runs written into each level: 0 by flushes, {@code n >= 1} by compactions into level n. */
+    final LongAdder[] runBytesByLevel = new LongAdder[LEVELS];
+
+    EngineStats() {
+        for (int i = 0; i < LEVELS; i++) {
+            runBytesByLevel[i] = new LongAdder();
+        }
+    }
+
+    /** Counts {@code bytes} of a run written into {@code level}. */
+    void runWritten(int level, long bytes) {
+        runBytesByLevel[Math.min(level, LEVELS - 1)].add(bytes);
+    }
 
     LatticeStats snapshot() {
         return new LatticeStats(stageCalls.sum(), commitCalls.sum(), batchesCommitted.sum(), entriesCommitted.sum(),
                 bytesCommitted.sum(), retries.sum(), failedBatches.sum(), reconciles.sum(), replayEntries.sum(),
                 replayBytes.sum(), replayReadCalls.sum(), replayNanos.sum() / 1_000_000, replayCheckpointBytes.sum(),
                 checkpoints.sum(), checkpointBytes.sum(), checkpointFailures.sum(), trims.sum(),
-                flushes.sum(), compactions.sum(), runBytesWritten.sum(), compactionBytesRead.sum());
+                flushes.sum(), compactions.sum(), runBytesWritten.sum(), compactionBytesRead.sum(),
+                runBytesByLevel[0].sum(), runBytesWritten.sum() - runBytesByLevel[0].sum(), byLevel());
+    }
+
+    private java.util.List<Long> byLevel() {
+        int last = 0;
+        Long[] out = new Long[LEVELS];
+        for (int i = 0; i < LEVELS; i++) {
+            out[i] = runBytesByLevel[i].sum();
+            if (out[i] > 0) {
+                last = i;
+            }
+        }
+        return java.util.List.of(java.util.Arrays.copyOf(out, last + 1));
     }
 }

@@ -683,7 +683,9 @@ public final class LatticeConfig {
         }
 
         /**
-         * Level-0 runs of a partition at which they are compacted into level 1. Default
+         * Level-0 runs of a partition at which they may be compacted into level 1: they are once level 1 holds at
+         * most {@code targetRunBytes}, or level 0 holds at least as many bytes as level 1, or level 0 holds four times
+         * this many runs (docs/engine.md, "Flush and compaction"). Default
          * {@value LatticeConfig#DEFAULT_LEVEL0_COMPACTION_TRIGGER}.
          *
          * @param runs from 2 to 64

@@ -25,10 +25,16 @@ package dev.lattice.engine;
  * @param compactions compactions published
  * @param runBytesWritten bytes of runs written by flushes and compactions
  * @param compactionBytesRead bytes of runs read by compactions
+ * @param flushBytesWritten bytes of level-0 runs written by flushes (part of {@code runBytesWritten})
+ * @param compactionBytesWritten bytes of runs written by compactions ({@code runBytesWritten - flushBytesWritten})
+ * @param runBytesWrittenByLevel bytes of runs written into each level, index = level (0: flushes, {@code n >= 1}:
+ *     compactions into level n; level 7 counts deeper levels too), up to the deepest level written (immutable as the engine builds it)
  */
 public record LatticeStats(long stageCalls, long commitCalls, long batchesCommitted, long entriesCommitted,
                            long bytesCommitted, long retries, long failedBatches, long reconciles, long replayEntries,
                            long replayBytes, long replayReadCalls, long replayMillis, long replayCheckpointBytes,
                            long checkpoints, long checkpointBytes, long checkpointFailures, long trims,
-                           long flushes, long compactions, long runBytesWritten, long compactionBytesRead) {
+                           long flushes, long compactions, long runBytesWritten, long compactionBytesRead,
+                           long flushBytesWritten, long compactionBytesWritten,
+                           java.util.List<Long> runBytesWrittenByLevel) {
 }

@@ -336,6 +336,11 @@ final class LogPipeline {
         return false;
     }
 
+    /** @return true while a flush was asked for and its memtable not yet frozen */
+    boolean flushRequested() {
+        return flushRequested;
+    }
+
     /** @return the memtable's estimated bytes */
     long memtableBytes() {
         return state.memtableBytes;

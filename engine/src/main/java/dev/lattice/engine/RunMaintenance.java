@@ -43,6 +43,11 @@ final class RunMaintenance {
 
     private static final Logger LOG = LoggerFactory.getLogger(RunMaintenance.class);
     private static final int BITS_PER_KEY = 10;
+    /**
+     * Level 0 is merged into level 1 at the latest when it holds this many times {@code level0CompactionTrigger}
+     * runs, however small it is against level 1 (see {@link #pick}).
+     */
+    static final int LEVEL0_MAX_RUNS_FACTOR = 4;
 
     /** Publishes a manifest as the log's checkpoint (and trims the log to it); false when it failed. */
     interface Publisher {
@@ -77,6 +82,8 @@ final class RunMaintenance {
     private final Timer compactionTimer;
     private final Counter bytesWritten;
     private final Counter compactionBytesRead;
+    private final Counter flushBytesWritten;
+    private final Counter compactionBytesWritten;
 
     RunMaintenance(LogId log, RunStore store, Fence fence, PartitionState state, EngineContext ctx, Calls calls,
                    Tags tags) {
@@ -96,6 +103,10 @@ final class RunMaintenance {
                 tags);
         this.bytesWritten = m.counter("lattice.runs.written.bytes", "bytes of runs written by flushes and compactions",
                 "bytes", tags);
+        this.flushBytesWritten = m.counter("lattice.flush.written.bytes", "bytes of level-0 runs written by flushes",
+                "bytes", tags);
+        this.compactionBytesWritten = m.counter("lattice.compaction.written.bytes",
+                "bytes of runs written by compactions", "bytes", tags);
         this.compactionBytesRead = m.counter("lattice.compaction.read.bytes", "bytes of runs read by compactions",
                 "bytes", tags);
         state.runDeleter = r -> calls.call("run delete", () -> {
@@ -229,8 +240,9 @@ final class RunMaintenance {
 
     /**
      * Runs compactions while a level is over its trigger: level 0 when it has {@code level0CompactionTrigger}
-     * runs (all of level 0 merged with the level-1 runs they overlap), level {@code n >= 1} when its bytes exceed
-     * {@code memtableBytes * ratio^n} (one run merged with the runs of level {@code n+1} it overlaps).
+     * runs and is large enough against level 1 (all of level 0 merged with the level-1 runs they overlap; see
+     * {@link #pick}), level {@code n >= 1} when its bytes exceed {@code memtableBytes * ratio^n} (one run merged with
+     * the runs of level {@code n+1} it overlaps).
      *
      * @return compactions done
      */
@@ -286,13 +298,28 @@ final class RunMaintenance {
         return pick(state.layers.current()) != null;
     }
 
-    /** The inputs of the next compaction, the output level last in the list's levels; null when none is due. */
+    /**
+     * The inputs of the next compaction, the output level last in the list's levels; null when none is due.
+     *
+     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} runs and one of: level 1 holds
+     * at most one output run ({@code targetRunBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
+     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger. Level-0 runs span the whole key range of a partition (its
+     * keys are hashed), so each such merge rewrites all of level 1: merging at every trigger made level 1 rewritten
+     * once per {@code level0CompactionTrigger} flushes, a cost quadratic in the partition's size. Waiting until
+     * level 0 is as large as level 1 makes every merge at least double level 1, so each byte is rewritten a
+     * logarithmic number of times while level 1 grows; the run cap bounds what a read looks through meanwhile.
+     */
     private List<RunHandle> pick(PartitionLayers.Layers l) {
         List<RunHandle> l0 = l.level(0);
         if (l0.size() >= config.level0CompactionTrigger) {
-            List<RunHandle> in = new ArrayList<>(l0);
-            in.addAll(overlapping(l.level(1), in));
-            return in;
+            long l0Bytes = bytes(l0);
+            long l1Bytes = bytes(l.level(1));
+            if (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes
+                    || l0.size() >= config.level0CompactionTrigger * LEVEL0_MAX_RUNS_FACTOR) {
+                List<RunHandle> in = new ArrayList<>(l0);
+                in.addAll(overlapping(l.level(1), in));
+                return in;
+            }
         }
         int deepest = 0;
         for (RunHandle r : l.runs()) {
@@ -301,8 +328,7 @@ final class RunMaintenance {
         long target = config.memtableBytes * config.levelSizeRatio;
         for (int level = 1; level < deepest || (level == deepest && level < 7); level++) {
             List<RunHandle> runs = l.level(level);
-            long bytes = runs.stream().mapToLong(r -> r.ref.lengthBytes()).sum();
-            if (bytes > target && !runs.isEmpty()) {
+            if (bytes(runs) > target && !runs.isEmpty()) {
                 // round robin over the key space: the run after the last one merged down, by first key
                 RunHandle chosen = runs.get((int) (sequence.get() % runs.size()));
                 List<RunHandle> in = new ArrayList<>();
@@ -313,6 +339,14 @@ final class RunMaintenance {
             target *= config.levelSizeRatio;
         }
         return null;
+    }
+
+    private static long bytes(List<RunHandle> runs) {
+        long n = 0;
+        for (RunHandle r : runs) {
+            n += r.ref.lengthBytes();
+        }
+        return n;
     }
 
     private static List<RunHandle> overlapping(List<RunHandle> level, List<RunHandle> with) {
@@ -517,6 +551,8 @@ final class RunMaintenance {
         RunInfo info = calls.call("run write", () -> store.write(log, fence, id, f.stream(), f.length()));
         bytesWritten.increment(f.length());
         ctx.stats.runBytesWritten.add(f.length());
+        ctx.stats.runWritten(level, f.length());
+        (level == 0 ? flushBytesWritten : compactionBytesWritten).increment(f.length());
         return new RunHandle(new Manifest.RunRef(id, level, info.lengthBytes(), f.meta()), store, log,
                 ctx.blockCache);
     }

@@ -584,7 +584,7 @@ final class TreeImpl implements PartialTree {
                 if (mayWait) {
                     awaitFlush(lp, add, budget);
                 } else {
-                    ctx.requestFlushes(lp);
+                    ctx.requestFlushes(lp, used + add > budget);
                     if (ctx.memoryUsed.get() + add > budget) {
                         throw new LatticeSaturatedException("asynchronous write to '" + name + "' refused at once:"
                                 + " the memtables hold " + ctx.memoryUsed.get() + " bytes of the " + budget
@@ -603,11 +603,12 @@ final class TreeImpl implements PartialTree {
     }
 
     /**
-     * The memtables are using most of the budget: asks this log (and the largest memtables) to flush; when the budget
-     * is spent, waits for flushes up to the admission timeout, then fails with the saturation signal.
+     * The memtables are using most of the budget: asks the largest memtables to flush
+     * ({@link EngineContext#requestFlushes}); when the budget is spent, waits for flushes up to the admission timeout
+     * (asking again while it waits), then fails with the saturation signal.
      */
     private void awaitFlush(LogPipeline lp, long add, long budget) {
-        ctx.requestFlushes(lp);
+        ctx.requestFlushes(lp, ctx.memoryUsed.get() + add > budget);
         if (ctx.memoryUsed.get() + add <= budget) {
             return;
         }
@@ -623,6 +624,7 @@ final class TreeImpl implements PartialTree {
             }
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
             checkOpen();
+            ctx.requestFlushes(lp, false);
         }
         ctx.stallNanos.add(System.nanoTime() - t0);
     }

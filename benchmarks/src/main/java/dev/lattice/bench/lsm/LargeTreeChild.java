@@ -205,6 +205,10 @@ public final class LargeTreeChild {
         m(phase + ".bytesCommitted", s.bytesCommitted());
         m(phase + ".runBytesWritten", s.runBytesWritten());
         m(phase + ".compactionBytesRead", s.compactionBytesRead());
+        m(phase + ".flushBytesWritten", s.flushBytesWritten());
+        m(phase + ".compactionBytesWritten", s.compactionBytesWritten());
+        m(phase + ".runBytesWrittenByLevel", String.join(",", s.runBytesWrittenByLevel().stream()
+                .map(String::valueOf).toList()));
         m(phase + ".flushes", s.flushes());
         m(phase + ".compactions", s.compactions());
         m(phase + ".replayEntries", s.replayEntries());

@@ -11,7 +11,10 @@ import java.util.zip.CRC32C;
  * prefix-compressed between restart points every {@value RunFormat#RESTART_INTERVAL} entries.
  *
  * <p>Not thread-safe: one writer per run. The whole run is built in memory ({@link #finish()} returns its bytes), so a
- * run is bounded by the memtable or compaction output size that produced it.
+ * run is bounded by the memtable or compaction output size that produced it. The bytes are held in chunks of
+ * {@value #CHUNK_BYTES} bytes, not one array: a run of several MiB in one array is a humongous object for G1 (at
+ * least half a heap region), allocated in the old generation and regrown by copying, which under a small heap made
+ * the collector run full collections to find contiguous regions.
  */
 public final class RunWriter {
 
@@ -21,7 +24,10 @@ public final class RunWriter {
 
     private final int blockBytes;
     private final int bitsPerKey;
-    private final RunFormat.ByteSink out;
+    /** Bytes per chunk of a run's buffer: below half of G1's smallest region (1 MiB), so never humongous. */
+    static final int CHUNK_BYTES = 256 << 10;
+
+    private final ChunkSink out = new ChunkSink();
     private final RunFormat.ByteSink block;
     private final List<BlockHandle> handles = new ArrayList<>();
     private final List<Integer> restarts = new ArrayList<>();
@@ -53,7 +59,7 @@ public final class RunWriter {
     }
 
     /**
-     * Creates a writer whose buffer starts at {@code expectedBytes} (avoids regrowing the buffer of a large run).
+     * Creates a writer for a run of about {@code expectedBytes} (a hint; the buffer is chunked and grows as needed).
      *
      * @param blockBytes target data block size in bytes (a block closes once it reaches it), at least 256
      * @param bitsPerKey Bloom filter bits per distinct key, at least 1 (10 gives about 1% false positives)
@@ -76,7 +82,7 @@ public final class RunWriter {
         }
         this.blockBytes = blockBytes;
         this.bitsPerKey = bitsPerKey;
-        this.out = new RunFormat.ByteSink(Math.max(1 << 12, expectedBytes));
+        out.expect(expectedBytes);
         this.block = new RunFormat.ByteSink(blockBytes + 1024);
     }
 
@@ -269,25 +275,109 @@ public final class RunWriter {
         crc.update(footer.array(), 0, footer.size());
         footer.writeInt((int) crc.getValue());
         out.write(footer.array(), 0, footer.size());
-        return new Finished(out.array(), out.size(), meta);
+        return new Finished(List.copyOf(out.chunks), (int) out.size(), meta);
+    }
+
+    /** The run's bytes as they are written: full chunks of {@link #CHUNK_BYTES}, the last one partly filled. */
+    private static final class ChunkSink {
+        private final List<byte[]> chunks = new ArrayList<>();
+        private byte[] current;
+        private int used = CHUNK_BYTES; // no chunk yet
+        private long size;
+        private int firstChunkBytes = 4096;
+
+        /** Sizes the first chunk for a run of {@code bytes} (small runs stay small). */
+        void expect(int bytes) {
+            firstChunkBytes = Math.max(4096, Math.min(CHUNK_BYTES, bytes));
+        }
+
+        void write(byte[] b, int off, int len) {
+            while (len > 0) {
+                if (current == null || used == current.length) {
+                    grow();
+                }
+                int n = Math.min(len, current.length - used);
+                System.arraycopy(b, off, current, used, n);
+                used += n;
+                off += n;
+                len -= n;
+                size += n;
+            }
+        }
+
+        void writeInt(int v) {
+            write(new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v}, 0, 4);
+        }
+
+        private void grow() {
+            if (current != null && current.length < CHUNK_BYTES) {
+                // the first chunk was sized for a small run: replace it by a full one
+                byte[] bigger = Arrays.copyOf(current, Math.min(CHUNK_BYTES, current.length * 4));
+                chunks.set(chunks.size() - 1, bigger);
+                current = bigger;
+                return;
+            }
+            if (size + CHUNK_BYTES > Integer.MAX_VALUE - 8) {
+                throw new IllegalStateException("run larger than 2 GiB");
+            }
+            current = new byte[chunks.isEmpty() ? firstChunkBytes : CHUNK_BYTES];
+            chunks.add(current);
+            used = 0;
+        }
+
+        long size() {
+            return size;
+        }
     }
 
     /**
-     * A finished run: its bytes are the first {@code length} bytes of {@code buffer} (not copied).
+     * A finished run: its bytes are {@code chunks} in order, {@code length} bytes in all (every chunk full but the
+     * last; not copied).
      *
-     * @param buffer the writer's buffer
+     * @param chunks the writer's buffer chunks (immutable list)
      * @param length the run's length in bytes
      * @param meta its statistics
      */
-    public record Finished(byte[] buffer, int length, RunMeta meta) {
+    public record Finished(List<byte[]> chunks, int length, RunMeta meta) {
 
         /**
          * The run's bytes as a stream, to hand to {@link dev.lattice.spi.RunStore#write}.
          *
-         * @return a stream over the first {@code length} bytes of the buffer
+         * @return a stream over the run's {@code length} bytes
          */
         public java.io.InputStream stream() {
-            return new java.io.ByteArrayInputStream(buffer, 0, length);
+            return new java.io.InputStream() {
+                private int chunk;
+                private int pos;
+                private long left = length;
+
+                @Override
+                public int read() {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    java.util.Objects.checkFromIndexSize(off, len, b.length);
+                    if (len == 0) {
+                        return 0;
+                    }
+                    if (left == 0) {
+                        return -1;
+                    }
+                    byte[] c = chunks.get(chunk);
+                    int n = (int) Math.min(Math.min(len, c.length - pos), left);
+                    System.arraycopy(c, pos, b, off, n);
+                    pos += n;
+                    left -= n;
+                    if (pos == c.length) {
+                        chunk++;
+                        pos = 0;
+                    }
+                    return n;
+                }
+            };
         }
 
         /**
@@ -296,7 +386,14 @@ public final class RunWriter {
          * @return exactly {@code length} bytes
          */
         public byte[] bytes() {
-            return Arrays.copyOf(buffer, length);
+            byte[] all = new byte[length];
+            int at = 0;
+            for (byte[] c : chunks) {
+                int n = Math.min(c.length, length - at);
+                System.arraycopy(c, 0, all, at, n);
+                at += n;
+            }
+            return all;
         }
     }
 }

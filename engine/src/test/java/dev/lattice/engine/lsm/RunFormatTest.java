@@ -74,6 +74,39 @@ class RunFormatTest {
         return new Stored(p.runs(), counting, reads);
     }
 
+    /** A run of several chunks: no chunk reaches G1's humongous size, and the stream gives exactly its bytes. */
+    @Test
+    void aLargeRunIsHeldInSmallChunksAndStreamsBackWhole() throws Exception {
+        TreeMap<String, List<RunEntry>> m = new TreeMap<>();
+        Random rnd = new Random(3);
+        for (int i = 0; i < 3_000; i++) {
+            byte[] v = new byte[1_000];
+            rnd.nextBytes(v);
+            String k = String.format("k%06d", i);
+            m.put(k, List.of(RunEntry.put(k, 10 + i, v)));
+        }
+        RunWriter.Finished run = write(m, 4096);
+        assertThat(run.length()).isGreaterThan(2 * RunWriter.CHUNK_BYTES);
+        assertThat(run.chunks()).hasSizeGreaterThan(2)
+                .allSatisfy(c -> assertThat(c.length).isLessThanOrEqualTo(RunWriter.CHUNK_BYTES));
+        byte[] whole = run.bytes();
+        assertThat(whole).hasSize(run.length());
+        assertThat(run.stream().readAllBytes()).isEqualTo(whole);
+        java.io.InputStream in = run.stream(); // odd-sized reads across chunk ends
+        java.io.ByteArrayOutputStream back = new java.io.ByteArrayOutputStream();
+        byte[] buf = new byte[7_777];
+        for (int n; (n = in.read(buf, 0, buf.length)) > 0; ) {
+            back.write(buf, 0, n);
+        }
+        assertThat(in.read()).isEqualTo(-1);
+        assertThat(back.toByteArray()).isEqualTo(whole);
+        RunReader r = RunReader.open(store(whole).source(), new BlockCache(1 << 20));
+        assertThat(r.meta().entries()).isEqualTo(3_000);
+        for (Map.Entry<String, List<RunEntry>> e : m.entrySet()) {
+            assertEntry(r.get(e.getKey(), Long.MAX_VALUE), e.getValue().get(0));
+        }
+    }
+
     @Test
     void everyVersionOfEveryKeyReadsBackByGetAndByScan() {
         for (int blockBytes : new int[] {256, 4096, 65536}) {
