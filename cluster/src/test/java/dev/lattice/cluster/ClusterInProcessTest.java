@@ -350,26 +350,10 @@ class ClusterInProcessTest {
         assertThat(orders.get("t-x")).isEmpty();
 
         // a getAll over several partitions never sees part of a multi-partition atomic write made meanwhile
-        List<String> spread = new ArrayList<>();
-        Set<Integer> seen = new TreeSet<>();
-        for (int i = 0; spread.size() < 4; i++) {
-            if (seen.add(nodes.get(0).services().tree("orders").partitionOf("g-" + i))) {
-                spread.add("g-" + i);
-            }
-        }
+        List<String> spread = spreadKeys("orders", 4);
         java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicInteger written = new java.util.concurrent.atomic.AtomicInteger();
-        Thread writer = new Thread(() -> {
-            Tree w = nodes.get(0).tree("orders");
-            for (int gen = 0; !stop.get(); gen++) {
-                Map<String, byte[]> m = new HashMap<>();
-                for (String k : spread) {
-                    m.put(k, b("gen-" + gen));
-                }
-                w.putAllAtomic(m);
-                written.incrementAndGet();
-            }
-        });
+        Thread writer = groupWriter(spread, stop, written);
         writer.start();
         try {
             Tree reader = nodes.get(1).tree("orders");
@@ -404,17 +388,10 @@ class ClusterInProcessTest {
         return spread;
     }
 
-    @Test
-    void scansAcrossPartitionsNeverSeeAMultiPartitionAtomicWritePartially() throws Exception {
-        startThree(TestCluster.freshPostgresUri());
-        Tree orders = nodes.get(0).tree("orders", TreeOptions.partitions(6));
-        List<String> spread = spreadKeys("orders", 4);
-        for (int i = 0; i < 60; i++) {
-            orders.put("f-" + i, b("filler")); // keys around the group in every partition
-        }
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicInteger written = new java.util.concurrent.atomic.AtomicInteger();
-        Thread writer = new Thread(() -> {
+    /** A writer (through node 0) of one multi-partition atomic write of the group after another, until stopped. */
+    private Thread groupWriter(List<String> spread, java.util.concurrent.atomic.AtomicBoolean stop,
+                               java.util.concurrent.atomic.AtomicInteger written) {
+        return new Thread(() -> {
             Tree w = nodes.get(0).tree("orders");
             for (int gen = 0; !stop.get(); gen++) {
                 Map<String, byte[]> m = new HashMap<>();
@@ -425,6 +402,19 @@ class ClusterInProcessTest {
                 written.incrementAndGet();
             }
         });
+    }
+
+    @Test
+    void scansAcrossPartitionsNeverSeeAMultiPartitionAtomicWritePartially() throws Exception {
+        startThree(TestCluster.freshPostgresUri());
+        Tree orders = nodes.get(0).tree("orders", TreeOptions.partitions(6));
+        List<String> spread = spreadKeys("orders", 4);
+        for (int i = 0; i < 60; i++) {
+            orders.put("f-" + i, b("filler")); // keys around the group in every partition
+        }
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger written = new java.util.concurrent.atomic.AtomicInteger();
+        Thread writer = groupWriter(spread, stop, written);
         writer.start();
         try {
             Tree reader = nodes.get(1).tree("orders");

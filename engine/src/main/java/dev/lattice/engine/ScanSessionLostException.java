@@ -10,7 +10,11 @@ public class ScanSessionLostException extends LatticeException {
 
     private static final long serialVersionUID = 1L;
 
-    /** @param message which partition's session was lost, and why when known */
+    /**
+     * Creates the exception.
+     *
+     * @param message which partition's session was lost, and why when known
+     */
     public ScanSessionLostException(String message) {
         super(message);
     }
