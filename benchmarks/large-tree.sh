@@ -3,11 +3,15 @@
 # the benchmarks module with the reactor, runs from copies of the reactor's target/classes (so a rebuild during the
 # run cannot change the classes under the child JVMs) plus the third-party runtime classpath.
 #   benchmarks/large-tree.sh harness --work /tmp/large-tree --records 2000000,100000,1000000 --stores lattice,rocksdb --heap 256m
+#   benchmarks/large-tree.sh harness --work /tmp/large-tree-remote --records 200000 --stores postgres,dynamodb,azure-tables,azure-blob --heap 128m
+#   benchmarks/large-tree.sh harness --work /tmp/large-tree-remote --records 200000 --stores dynamodb --partitions 1 --heap 128m
+#     (remote stores: the harness starts the server on 127.0.0.1 through test-backends for each case; LARGE_TREE_CLASSES
+#     sets another class-copy path for a second run beside a first)
 #   benchmarks/large-tree.sh jmh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-RUN=/tmp/lattice-large-tree-classes
+RUN="${LARGE_TREE_CLASSES:-/tmp/lattice-large-tree-classes}"  # another path for a second run beside a first
 . "$ROOT/benchmarks/lib-classpath.sh"
 what="${1:-harness}"; shift || true
 case "$what" in

@@ -3,9 +3,11 @@ package dev.lattice.bench.lsm;
 import dev.lattice.bench.peer.DirectHarness;
 import dev.lattice.engine.Lattice;
 import dev.lattice.engine.LatticeConfig;
+import dev.lattice.engine.LatticeSaturatedException;
 import dev.lattice.engine.LatticeStats;
 import dev.lattice.engine.MemoryBudgetExceededException;
 import dev.lattice.engine.Tree;
+import dev.lattice.engine.WriteOutcomeUnknownException;
 import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Statistic;
@@ -28,8 +30,11 @@ import java.util.SplittableRandom;
 
 /**
  * Child JVM of {@link LargeTreeHarness} (not part of the product). Arguments:
- * {@code lattice|rocksdb load|open DIR N VALUE_BYTES}. {@code load} writes records {@code 0..N-1} in batches of 1,000
- * at page-cache durability, reads back 2,000 samples and counts every record, prints {@code LOADED} and waits to be
+ * {@code lattice|rocksdb load|open DIR N VALUE_BYTES [URI [PARTITIONS]]}. {@code URI} (Lattice only; {@code -} or
+ * absent: {@code chronicle:DIR?durability=process}) is the provider the tree lives in, e.g. a PostgreSQL, DynamoDB or
+ * Azure URI of a server the harness started; {@code PARTITIONS} ({@code 0} or absent: the engine's default) are the
+ * new tree's partitions. {@code load} writes records {@code 0..N-1} in batches of 1,000
+ * (Chronicle at page-cache durability), reads back 2,000 samples and counts every record, prints {@code LOADED} and waits to be
  * killed with SIGKILL. {@code open} opens a small warm-up store, then times the open of {@code DIR} until the first
  * get is served, checks samples and the count, waits until background flushes and compactions stop, prints
  * {@code SETTLED}, closes and prints {@code CLOSED}. Every measurement is a line {@code M name value}. Exit code 0, or
@@ -39,6 +44,10 @@ public final class LargeTreeChild {
 
     private static final String TREE = "big";
     private static final int SAMPLES = 2_000;
+
+    private static String uri;
+    private static int partitions;
+    private static boolean remote;
 
     private LargeTreeChild() {
     }
@@ -53,6 +62,10 @@ public final class LargeTreeChild {
             Path dir = Path.of(args[2]);
             int n = Integer.parseInt(args[3]);
             int valueBytes = Integer.parseInt(args[4]);
+            uri = args.length > 5 && !args[5].equals("-") ? args[5]
+                    : "chronicle:" + dir.toAbsolutePath() + "?durability=process";
+            partitions = args.length > 6 ? Integer.parseInt(args[6]) : 0;
+            remote = args.length > 5 && !args[5].equals("-");
             if (rocks) {
                 RocksDB.loadLibrary();
                 if (load) {
@@ -89,16 +102,23 @@ public final class LargeTreeChild {
         System.out.flush();
     }
 
-    private static Lattice openLattice(Path dir, SimpleMeterRegistry reg) {
-        return Lattice.open(LatticeConfig.builder().uri("chronicle:" + dir.toAbsolutePath() + "?durability=process")
-                .meterRegistry(reg).build());
+    private static Lattice openLattice(String providerUri, SimpleMeterRegistry reg) {
+        return Lattice.open(LatticeConfig.builder().uri(providerUri).meterRegistry(reg).build());
+    }
+
+    private static Tree bigTree(Lattice l) {
+        return partitions > 0 ? l.tree(TREE, partitions) : l.tree(TREE);
     }
 
     private static void latticeLoad(Path dir, int n, int valueBytes) throws Exception {
         SimpleMeterRegistry reg = new SimpleMeterRegistry();
-        Lattice l = openLattice(dir, reg);
-        Tree t = l.tree(TREE);
+        Lattice l = openLattice(uri, reg);
+        Tree t = bigTree(l);
+        m("partitions", l.provider().logs(TREE).size());
         long t0 = System.nanoTime();
+        long maxRetained = 0;
+        long maxRetainedBytes = 0;
+        int every = remote ? Math.max(1, n / 20) : 200_000;
         Map<String, byte[]> batch = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             batch.put(DirectHarness.key(i), value(i, valueBytes));
@@ -106,13 +126,24 @@ public final class LargeTreeChild {
                 putAll(t, batch);
                 batch = new LinkedHashMap<>();
             }
-            if (i % 200_000 == 0) {
-                System.out.println("progress " + i + " " + (System.nanoTime() - t0) / 1_000_000 + " ms " + l.stats());
+            if (i % every == 0) {
+                long[] ls = logState(l);
+                maxRetained = Math.max(maxRetained, ls[0]);
+                maxRetainedBytes = Math.max(maxRetainedBytes, ls[1]);
+                System.out.println("progress " + i + " " + (System.nanoTime() - t0) / 1_000_000 + " ms retained "
+                        + ls[0] + " entries " + ls[1] + " bytes, heap used "
+                        + (Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory()) / (1 << 20)
+                        + " MiB, " + l.stats());
             }
         }
         m("loadMs", (System.nanoTime() - t0) / 1_000_000);
+        m("maxRetainedEntriesSampled", maxRetained);
+        m("maxRetainedBytesSampled", maxRetainedBytes);
         m("refusedBatches", refused);
         m("refusedWaitMs", refusedNanos / 1_000_000);
+        m("saturatedRefusals", saturated);
+        m("saturatedWaitMs", saturatedNanos / 1_000_000);
+        m("outcomeUnknownRetries", unknown);
         latticeStats(l, reg, "load");
         long t1 = System.nanoTime();
         check(t::get, t::count, n, valueBytes);
@@ -126,16 +157,18 @@ public final class LargeTreeChild {
 
     private static void latticeOpen(Path dir, int n, int valueBytes) throws Exception {
         Path warm = dir.resolveSibling(dir.getFileName() + "-warm");
-        try (Lattice w = openLattice(warm, new SimpleMeterRegistry())) {
-            w.tree(TREE).put("warm", new byte[1]);
-            w.tree(TREE).get("warm");
+        // class loading: a small store of the same provider (a remote one: another tree beside the big one)
+        try (Lattice w = openLattice(remote ? uri
+                : "chronicle:" + warm.toAbsolutePath() + "?durability=process", new SimpleMeterRegistry())) {
+            w.tree("warm", 1).put("warm", new byte[1]);
+            w.tree("warm", 1).get("warm");
         }
         LargeTreeHarness.delete(warm);
         ioBytes("beforeOpen");
         SimpleMeterRegistry reg = new SimpleMeterRegistry();
         long t0 = System.nanoTime();
-        Lattice l = openLattice(dir, reg);
-        Tree t = l.tree(TREE);
+        Lattice l = openLattice(uri, reg);
+        Tree t = bigTree(l);
         t.get(DirectHarness.key(0));
         m("openMs", (System.nanoTime() - t0) / 1e6);
         latticeStats(l, reg, "open");
@@ -169,32 +202,58 @@ public final class LargeTreeChild {
 
     private static long refused;
     private static long refusedNanos;
+    private static long saturated;
+    private static long saturatedNanos;
+    private static long unknown;
 
     /**
-     * {@code Tree.putAll} refuses a batch with {@link MemoryBudgetExceededException} when the memtables are full
-     * instead of waiting for flushes as single puts do (engine behaviour at the time of writing); nothing of a refused
-     * batch is written, so it is retried after 5 ms, and the refusals and the time spent are reported.
+     * Writes one batch, retrying what the engine refuses before writing anything: {@link MemoryBudgetExceededException}
+     * (older engines refused a {@code putAll} at once when the memtables were full) after 5 ms, and
+     * {@link LatticeSaturatedException} (a blocking write waited {@code admissionTimeout} for flushes that are
+     * behind, e.g. on a slow run store) at once. Both refusals and the time they took are reported
+     * ({@code refused*}, {@code saturated*}); the load fails when one batch is refused for more than 10 minutes. A
+     * {@link WriteOutcomeUnknownException} (a provider call that timed out) writes the batch again after 1 s (the
+     * same values: harmless here), at most 100 times per load ({@code outcomeUnknownRetries}).
      */
     private static void putAll(Tree t, Map<String, byte[]> batch) {
         long t0 = 0;
+        boolean sat = false;
         while (true) {
             try {
                 t.putAll(batch);
                 if (t0 != 0) {
-                    refusedNanos += System.nanoTime() - t0;
+                    if (sat) {
+                        saturatedNanos += System.nanoTime() - t0;
+                    } else {
+                        refusedNanos += System.nanoTime() - t0;
+                    }
                 }
                 return;
-            } catch (MemoryBudgetExceededException e) {
-                if (t0 == 0) {
-                    t0 = System.nanoTime();
-                    if (refused == 0) {
-                        System.out.println("first refusal: " + e);
-                    }
-                } else if (System.nanoTime() - t0 > 120_000_000_000L) {
+            } catch (WriteOutcomeUnknownException e) {
+                // a provider call timed out (e.g. an emulator starved of CPU): the batch may or may not be in;
+                // writing the same values again is harmless for this load, and the count is reported
+                if (++unknown > 100) {
                     throw e;
                 }
-                refused++;
-                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                System.out.println("outcome unknown, batch written again: " + e);
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000_000L);
+            } catch (MemoryBudgetExceededException | LatticeSaturatedException e) {
+                boolean s = e instanceof LatticeSaturatedException;
+                if (t0 == 0) {
+                    t0 = System.nanoTime();
+                    sat = s;
+                    if ((s ? saturated : refused) == 0) {
+                        System.out.println("first refusal: " + e);
+                    }
+                } else if (System.nanoTime() - t0 > 600_000_000_000L) {
+                    throw e;
+                }
+                if (s) {
+                    saturated++;
+                } else {
+                    refused++;
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                }
             }
         }
     }
@@ -229,6 +288,80 @@ public final class LargeTreeChild {
         }
         m(phase + ".stallSeconds", stall);
         m(phase + ".stallCount", stalls);
+        m(phase + ".trims", s.trims());
+        m(phase + ".checkpoints", s.checkpoints());
+        m(phase + ".liveRuns", (long) gaugeSum(reg, "lattice.runs"));
+        m(phase + ".liveRunBytes", (long) gaugeSum(reg, "lattice.runs.bytes"));
+        m(phase + ".liveDataBytes", l.liveDataBytes());
+        long[] ls = logState(l);
+        m(phase + ".logRetainedEntries", ls[0]);
+        m(phase + ".logRetainedBytes", ls[1]);
+        m(phase + ".logCommittedEntries", ls[2]);
+        m(phase + ".logTrimmedThrough", ls[3]);
+        m(phase + ".logPhysicalBytes", ls[4]);
+        timer(reg, "lattice.flush.duration", phase + ".flushTimer");
+        timer(reg, "lattice.compaction.duration", phase + ".compactionTimer");
+        m(phase + ".heapUsedMiB", (Runtime.getRuntime().totalMemory() - Runtime.getRuntime().freeMemory()) >> 20);
+    }
+
+    /** Prints a timer's count, total and max seconds summed over its meters (partitions). */
+    private static void timer(SimpleMeterRegistry reg, String name, String label) {
+        double total = 0;
+        double max = 0;
+        long count = 0;
+        for (Meter meter : reg.getMeters()) {
+            if (meter.getId().getName().equals(name)) {
+                for (Measurement x : meter.measure()) {
+                    if (x.getStatistic() == Statistic.TOTAL_TIME) {
+                        total += x.getValue();
+                    } else if (x.getStatistic() == Statistic.MAX) {
+                        max = Math.max(max, x.getValue());
+                    } else if (x.getStatistic() == Statistic.COUNT) {
+                        count += (long) x.getValue();
+                    }
+                }
+            }
+        }
+        m(label + "Count", count);
+        m(label + "TotalSeconds", String.format(java.util.Locale.ROOT, "%.1f", total));
+        m(label + "MaxSeconds", String.format(java.util.Locale.ROOT, "%.1f", max));
+    }
+
+    private static double gaugeSum(SimpleMeterRegistry reg, String name) {
+        double sum = 0;
+        for (Meter meter : reg.getMeters()) {
+            if (meter.getId().getName().equals(name)) {
+                for (Measurement x : meter.measure()) {
+                    if (x.getStatistic() == Statistic.VALUE) {
+                        sum += x.getValue();
+                    }
+                }
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * The provider's own view of the tree's logs ({@code WalStorageProvider.state}), summed over partitions.
+     *
+     * @return retained entries, retained payload bytes, committed entries (tail + 1), the lowest trim watermark over
+     *     the partitions (-1: some log never trimmed), physical bytes (-1 when a provider does not know)
+     */
+    private static long[] logState(Lattice l) {
+        long retained = 0;
+        long bytes = 0;
+        long committed = 0;
+        long trimmed = Long.MAX_VALUE;
+        long physical = 0;
+        for (dev.lattice.spi.LogId log : l.provider().logs(TREE)) {
+            dev.lattice.spi.LogState st = l.provider().state(log);
+            retained += st.retainedEntries();
+            bytes += st.retainedPayloadBytes();
+            committed += st.committedTail() + 1;
+            trimmed = Math.min(trimmed, st.trimWatermark());
+            physical = physical < 0 || st.physicalBytes() < 0 ? -1 : physical + st.physicalBytes();
+        }
+        return new long[] {retained, bytes, committed, trimmed == Long.MAX_VALUE ? -1 : trimmed, physical};
     }
 
     private static Options rocksOptions(Statistics st) {

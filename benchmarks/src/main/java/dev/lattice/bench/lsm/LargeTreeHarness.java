@@ -25,7 +25,14 @@ import java.util.stream.Stream;
  * children's measurements.
  *
  * <p>Usage: {@code LargeTreeHarness --work DIR [--records 100000,1000000,2000000] [--stores lattice,rocksdb]
- * [--heap 256m] [--value 1000]}. Prints {@code RESULT store records key=value ...} lines. Not thread-safe.
+ * [--heap 256m] [--value 1000] [--partitions N] [--uri PROVIDER_URI]}. Stores: {@code lattice} (Chronicle, page
+ * cache), {@code rocksdb}, and Lattice on a remote provider whose server this JVM starts on 127.0.0.1 through
+ * test-backends for the case and stops after it: {@code postgres} (zonky embedded PostgreSQL, {@code fsync=on},
+ * {@code synchronous_commit=on}), {@code dynamodb} (dynalite), {@code azure-tables}, {@code azure-blob} (Azurite,
+ * in memory); {@code uri} runs Lattice on {@code --uri}, a server started by the caller. {@code --partitions}: the
+ * tree's partitions (default: the engine's). For the remote stores disk is not measured; the server's size is
+ * ({@code backend.*}: PostgreSQL's {@code pg_database_size}, the emulator's resident set). Prints
+ * {@code RESULT store records key=value ...} lines. Not thread-safe.
  */
 public final class LargeTreeHarness {
 
@@ -52,20 +59,40 @@ public final class LargeTreeHarness {
             throw new UncheckedIOException("cannot create " + work, e);
         }
         int value = Integer.parseInt(o.get("--value"));
+        String partitions = o.getOrDefault("--partitions", "0");
         for (String rec : o.get("--records").split(",")) {
             for (String store : o.get("--stores").split(",")) {
                 int n = Integer.parseInt(rec.trim());
-                Path dir = work.resolve(store + "-" + n);
+                String label = store + "-" + n + (partitions.equals("0") ? "" : "-p" + partitions);
+                Path dir = work.resolve(label);
                 delete(dir);
                 Map<String, String> r = new LinkedHashMap<>();
                 r.put("load1", load1());
-                Path gcLoad = work.resolve(store + "-" + n + "-load-gc.log");
-                Path gcOpen = work.resolve(store + "-" + n + "-open-gc.log");
-                child(store, "load", dir, n, value, o.get("--heap"), gcLoad, "load.", r);
-                r.put("diskAfterKill", Long.toString(size(dir)));
-                child(store, "open", dir, n, value, o.get("--heap"), gcOpen, "open.", r);
+                Path gcLoad = work.resolve(label + "-load-gc.log");
+                Path gcOpen = work.resolve(label + "-open-gc.log");
+                try (RemoteBackend backend = RemoteBackend.start(store, o.get("--uri"),
+                        label.replaceAll("[^A-Za-z0-9]", ""))) {
+                    String uri = backend == null ? "-" : backend.uri();
+                    String kind = backend == null ? store : "lattice";
+                    if (backend != null) {
+                        r.put("backend", backend.toString().replace(' ', '_'));
+                        r.put("backendStartLoad1", load1());
+                    }
+                    child(kind, store, "load", dir, n, value, o.get("--heap"), gcLoad, "load.", r, uri, partitions);
+                    r.put("diskAfterKill", Long.toString(size(dir)));
+                    if (backend != null) {
+                        r.put("backend.afterKill", Long.toString(backend.bytes()));
+                    }
+                    child(kind, store, "open", dir, n, value, o.get("--heap"), gcOpen, "open.", r, uri, partitions);
+                    if (backend != null) {
+                        r.put("backend.afterOpen", Long.toString(backend.bytes()));
+                    }
+                }
                 r.put("load.gcPeakAfterMiB", Long.toString(peakAfterGc(gcLoad)));
                 r.put("open.gcPeakAfterMiB", Long.toString(peakAfterGc(gcOpen)));
+                r.put("load.fullGcs", Long.toString(fullGcs(gcLoad)));
+                r.put("load.gcPeakAfterFullMiB", Long.toString(peakAfterFullGc(gcLoad)));
+                r.put("open.gcPeakAfterFullMiB", Long.toString(peakAfterFullGc(gcOpen)));
                 r.put("load1end", load1());
                 StringBuilder sb = new StringBuilder("RESULT " + store + " " + n);
                 r.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
@@ -84,8 +111,8 @@ public final class LargeTreeHarness {
         }
     }
 
-    private static void child(String store, String mode, Path dir, int n, int value, String heap, Path gcLog,
-                              String prefix, Map<String, String> out) {
+    private static void child(String kind, String store, String mode, Path dir, int n, int value, String heap,
+                              Path gcLog, String prefix, Map<String, String> out, String uri, String partitions) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -95,11 +122,15 @@ public final class LargeTreeHarness {
             }
         }
         cmd.add("-Xmx" + heap);
+        // the Azure SDK logs each refused conditional write at ERROR; the providers expect some (head races,
+        // docs/providers/azure-tables.md "Options")
+        cmd.add("-Dorg.slf4j.simpleLogger.log.com.azure=off");
         cmd.add("-Xlog:gc:file=" + gcLog);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(LargeTreeChild.class.getName());
-        cmd.addAll(List.of(store, mode, dir.toString(), Integer.toString(n), Integer.toString(value)));
+        cmd.addAll(List.of(kind, mode, dir.toString(), Integer.toString(n), Integer.toString(value), uri,
+                partitions));
         Process p;
         try {
             p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -148,6 +179,38 @@ public final class LargeTreeHarness {
         if (mode.equals("open")) {
             out.put(prefix + "diskClosed", Long.toString(size(dir)));
         }
+    }
+
+    /**
+     * @param gcLog a {@code -Xlog:gc} file
+     * @return the number of full collections in it (0 when the log cannot be read)
+     */
+    static long fullGcs(Path gcLog) {
+        try {
+            return Files.readAllLines(gcLog).stream().filter(l -> l.contains("Pause Full")).count();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * @param gcLog a {@code -Xlog:gc} file
+     * @return the largest heap occupancy after a full collection, MiB: the live set at its largest sampled point
+     *     (-1 when the log has no full collection); a young pause's figure also counts old-generation garbage
+     */
+    static long peakAfterFullGc(Path gcLog) {
+        long peak = -1;
+        try {
+            for (String line : Files.readAllLines(gcLog)) {
+                Matcher m = GC_AFTER.matcher(line);
+                if (line.contains("Pause Full") && m.find()) {
+                    peak = Math.max(peak, Long.parseLong(m.group(1)));
+                }
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+        return peak;
     }
 
     /**
