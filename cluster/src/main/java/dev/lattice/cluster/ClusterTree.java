@@ -32,8 +32,8 @@ import java.util.concurrent.CompletableFuture;
  * also write other trees of the cluster) are coordinated by the entity of their lowest log
  * ({@link AtomicCoordinator}): all or nothing, and never seen partially by a read (a participant's reads wait until
  * it learns the outcome; {@link #getAllAsync getAll} reads rounds until two agree; a {@link #scan} validates its
- * partitions' snapshots as one cut, {@link ClusterScanCursor}). {@link #count()} sums the partitions' counts, each
- * taken at its own moment (not a cut). Not served through the cluster (they throw
+ * partitions' snapshots as one cut, {@link ClusterScanCursor}; {@link #count()} validates its partitions' counts
+ * the same way). Not served through the cluster (they throw
  * {@link UnsupportedOperationException} naming what to use): change feeds (open a read-only follower,
  * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead).
  *
@@ -507,21 +507,58 @@ final class ClusterTree implements Tree {
     }
 
     /**
-     * Sums the partitions' live counts; each is taken at its own moment on its owner, so this is not a snapshot
-     * across partitions (a multi-partition atomic write made meanwhile may be counted in some partitions only).
+     * Counts the tree's live keys as one cut across partitions: every owner counts its partition
+     * ({@link Op#COUNT_CUT}, which waits for atomic writes pending there, as a read does) and answers the partition's
+     * atomic-prepare counter read just before; rounds repeat until two in a row see every counter unchanged, and the
+     * earlier round's counts are summed. The argument is {@link ClusterScanCursor}'s: a multi-partition atomic write
+     * counted in partition a was prepared in every other partition b before a's count; if before b's counter
+     * reading, b's count waited for it; if after, b's counter changed by the next round. So such a write is counted
+     * whole or not at all. Under continuous multi-partition writes this costs rounds; past the operation timeout it
+     * fails with {@link dev.lattice.engine.LatticeSaturatedException}. A one-partition tree takes one round.
      */
     @Override
     public long count() {
+        long deadline = System.nanoTime() + router.operationTimeout().toNanos();
+        long[][] previous = countRound();
+        if (partitions() == 1) {
+            return previous[0][0];
+        }
+        for (int round = 2; ; round++) {
+            long[][] next = countRound();
+            boolean same = true;
+            for (int p = 0; p < partitions(); p++) {
+                same &= next[p][1] == previous[p][1];
+            }
+            if (same) {
+                long n = 0;
+                for (long[] part : previous) {
+                    n += part[0];
+                }
+                return n;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new dev.lattice.engine.LatticeSaturatedException("count over " + partitions()
+                        + " partitions of tree '" + name() + "' found an atomic write prepared meanwhile in each of "
+                        + round + " rounds within the operation timeout of " + router.operationTimeout().toMillis()
+                        + " ms; no consistent count was taken", null);
+            }
+            previous = next;
+        }
+    }
+
+    /** One round of a count: per partition, its count and its atomic-prepare counter read before it. */
+    private long[][] countRound() {
         List<CompletableFuture<Response>> parts = new ArrayList<>();
         for (int p = 0; p < partitions(); p++) {
-            parts.add(router.send(new LogAddress(name(), p), Op.COUNT,
-                    r -> new Request(Op.COUNT, null, null, null, 0, false, null, null, r)));
+            parts.add(router.send(new LogAddress(name(), p), Op.COUNT_CUT,
+                    r -> new Request(Op.COUNT_CUT, null, null, null, 0, false, null, null, r)));
         }
-        long n = 0;
-        for (CompletableFuture<Response> f : parts) {
-            n += Router.await(f).number();
+        long[][] out = new long[parts.size()][];
+        for (int p = 0; p < out.length; p++) {
+            Response r = Router.await(parts.get(p));
+            out[p] = new long[] {r.number(), r.session()};
         }
-        return n;
+        return out;
     }
 
     @Override

@@ -35,7 +35,12 @@ enum Op {
      * An atomic write with an idempotency key ({@code toKey}); its parts always name their trees. A code of its own
      * so that a node of the previous version refuses it instead of committing it without the key.
      */
-    ATOMIC_COMMIT_IDEMPOTENT(21);
+    ATOMIC_COMMIT_IDEMPOTENT(21),
+    /**
+     * The partition's live-key count with its atomic-prepare counter read just before it (the answer's
+     * {@code session}), for a count across partitions that is one cut ({@code ClusterTree.count}).
+     */
+    COUNT_CUT(22);
 
     final int code;
 
@@ -56,6 +61,7 @@ enum Op {
     /** @return true when the operation changes data (its outcome is unknown when its answer is lost) */
     boolean writes() {
         return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION
-                && this != SCAN_OPEN && this != SCAN_NEXT && this != SCAN_CHECK && this != SCAN_CLOSE;
+                && this != SCAN_OPEN && this != SCAN_NEXT && this != SCAN_CHECK && this != SCAN_CLOSE
+                && this != COUNT_CUT;
     }
 }

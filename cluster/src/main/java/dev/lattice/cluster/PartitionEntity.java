@@ -407,6 +407,10 @@ final class PartitionEntity {
                 s.usedNanos = System.nanoTime();
                 return Response.ok(t.atomicPreparesSeen(partition), true);
             }
+            case COUNT_CUT: {
+                long before = t.atomicPreparesSeen(partition); // before the count, as a scan reads it before its snapshot
+                return Response.counted(t.count(partition), before);
+            }
             case SCAN_CLOSE: {
                 ScanSession s = scans.remove(q.session());
                 if (s != null) {

@@ -32,6 +32,11 @@ record Response(boolean ok, long number, boolean flag, List<String> keys, List<b
         return new Response(true, number, flag, null, null, null, null, null, null, null, 0, 0);
     }
 
+    /** A count with the partition's atomic-prepare counter read before it ({@link Op#COUNT_CUT}). */
+    static Response counted(long count, long preparesSeen) {
+        return new Response(true, count, true, null, null, null, null, null, null, null, 0, 0, preparesSeen);
+    }
+
     static Response entries(List<String> keys, List<byte[]> values, long[] versions, long[] expiries, boolean more) {
         return new Response(true, 0, more, keys, values, versions, expiries, null, null, null, 0, 0);
     }

@@ -449,6 +449,39 @@ class ClusterInProcessTest {
             writer.join(30_000);
         }
         assertThat(written.get()).as("writes made meanwhile").isGreaterThan(5);
+
+        // a count across partitions is one cut too: a writer adds 4 new keys (over several partitions) per atomic
+        // write, so every count of the "c" keys is a multiple of 4
+        Tree counted = nodes.get(0).tree("counted", TreeOptions.partitions(6));
+        java.util.concurrent.atomic.AtomicBoolean stopAdding = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger added = new java.util.concurrent.atomic.AtomicInteger();
+        Thread adder = new Thread(() -> {
+            for (int gen = 0; !stopAdding.get(); gen++) {
+                Map<String, byte[]> m = new HashMap<>();
+                for (int j = 0; j < 4; j++) {
+                    m.put("c-" + gen + "-" + j, b("c"));
+                }
+                counted.putAllAtomic(m);
+                added.incrementAndGet();
+            }
+        });
+        adder.start();
+        try {
+            Tree countReader = nodes.get(2).tree("counted");
+            long end = System.nanoTime() + 6_000_000_000L;
+            int counts = 0;
+            while (System.nanoTime() < end || counts < 10) {
+                long n = countReader.count();
+                assertThat(n % 4).as("count %d of keys added 4 per atomic write", n).isZero();
+                counts++;
+            }
+            System.out.println("[cluster] counts over 6 partitions: " + counts + " beside " + added.get()
+                    + " atomic writes of 4 new keys, none partial");
+        } finally {
+            stopAdding.set(true);
+            adder.join(30_000);
+        }
+        assertThat(added.get()).as("atomic writes made meanwhile").isGreaterThan(5);
     }
 
     @Test
