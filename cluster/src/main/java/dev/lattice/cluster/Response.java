@@ -7,7 +7,8 @@ import java.util.List;
  * outcome, a scan's "more"), and for reads {@code keys}, {@code values}, {@code versions} and {@code expiries}
  * (milliseconds since the epoch, 0 for none) of the same length, and for a held scan's first page its
  * {@code session} (0 otherwise) and the partition's atomic-prepare counter in {@code number}
- * ({@link dev.lattice.engine.PartialTree#atomicPreparesSeen}); on failure the error's type name, message and
+ * ({@link dev.lattice.engine.PartialTree#atomicPreparesSeen}); for {@link Op#COUNT_CUT} the count in {@code number}
+ * and that counter in {@code session} (the one answer that carries both a count and a counter); on failure the error's type name, message and
  * details (see {@link RemoteErrors}). Serialized by {@link LatticeSerializer}. Immutable by convention (the arrays
  * are not copied).
  */
