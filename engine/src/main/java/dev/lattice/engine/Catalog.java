@@ -4,8 +4,10 @@ import dev.lattice.spi.BatchId;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.EncodedBatch;
 import dev.lattice.spi.Fence;
+import dev.lattice.spi.FencedException;
 import dev.lattice.spi.LogEntry;
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.OffsetConflictException;
 import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.ReadPage;
 import dev.lattice.spi.WalStorageProvider;
@@ -20,10 +22,21 @@ import java.util.TreeMap;
  * CREATE_TREE_V2 (format 2, carries the hash version), SET_PLACEMENT, DROP_TREE (docs/engine.md, "Tree lifecycle").
  * Read without a claim; a writer claims it only for the moment it adds a tree, so several processes that share a
  * backend (each owning its own trees) do not fence each other out. Thread-safe (synchronized).
+ *
+ * <p>Concurrent catalog writers (two processes creating the same tree at once): a claim of {@code _catalog/0} is held
+ * only for one append, so a {@link FencedException} (or an offset conflict) there means "another writer changed the
+ * catalog after my claim", not a lost ownership. The rule: the newer claimant wins and its record stands; the fenced
+ * writer never writes with its stale fence, re-claims, re-reads the catalog and re-decides from what it finds. If the
+ * winner's record already does what it wanted (the same tree), it stops without writing; so a re-claim happens only
+ * while its own change is still missing, and at most {@link #MAX_ATTEMPTS} times with growing, jittered back-off
+ * before {@link CatalogContendedException}. That bound and the re-read make an endless re-claim war impossible.
  */
 final class Catalog {
 
     static final LogId LOG = new LogId("_catalog", 0);
+
+    /** Claims of the catalog log one change makes at most before {@link CatalogContendedException}. */
+    static final int MAX_ATTEMPTS = 8;
 
     private final EngineContext ctx;
     private final Map<String, Placement> trees = new TreeMap<>();
@@ -179,6 +192,9 @@ final class Catalog {
      *
      * @throws NoSuchTreeException if the tree was dropped (only {@link #create} makes the name live again)
      * @throws IllegalArgumentException if the policy returns a wrong number of keys or an unregistered key
+     * @throws TreeOptionsConflictException if another writer created the tree while this one was fenced out of the
+     *         catalog, with a different partition count or hash version
+     * @throws CatalogContendedException if every bounded attempt was fenced out by other catalog writers
      */
     synchronized Placement ensure(String tree, int partitions, int hashVersion) {
         Placement known = trees.get(tree);
@@ -186,14 +202,29 @@ final class Catalog {
             return known;
         }
         checkNotDropped(tree);
-        Fence fence = claim();
-        refresh();
-        known = trees.get(tree);
-        if (known != null) {
-            return known;
+        return write("create tree '" + tree + "'", (fence, raced) -> {
+            Placement now = trees.get(tree);
+            if (now != null) {
+                if (raced) {
+                    checkSameOptions(tree, now, partitions, hashVersion);
+                }
+                return now;
+            }
+            checkNotDropped(tree);
+            return append(fence, tree, partitions, hashVersion);
+        });
+    }
+
+    /**
+     * A tree another writer created while this one was fenced out must match what this one asked for; otherwise the
+     * caller would silently get a tree shaped differently from the one it just tried to create.
+     */
+    private void checkSameOptions(String tree, Placement stored, int partitions, int hashVersion) {
+        Meta m = meta.get(tree);
+        int storedHash = m == null ? 1 : m.hashVersion();
+        if (stored.keys().size() != partitions || storedHash != hashVersion) {
+            throw new TreeOptionsConflictException(tree, partitions, stored.keys().size(), hashVersion, storedHash);
         }
-        checkNotDropped(tree);
-        return append(fence, tree, partitions, hashVersion);
     }
 
     /**
@@ -203,12 +234,12 @@ final class Catalog {
      * @throws IllegalStateException if the tree exists
      */
     synchronized Placement create(String tree, int partitions, int hashVersion) {
-        Fence fence = claim();
-        refresh();
-        if (trees.containsKey(tree)) {
-            throw new IllegalStateException("tree '" + tree + "' exists already");
-        }
-        return append(fence, tree, partitions, hashVersion);
+        return write("create tree '" + tree + "'", (fence, raced) -> {
+            if (trees.containsKey(tree)) {
+                throw new IllegalStateException("tree '" + tree + "' exists already");
+            }
+            return append(fence, tree, partitions, hashVersion);
+        });
     }
 
     /**
@@ -219,17 +250,64 @@ final class Catalog {
      * @throws NoSuchTreeException if the tree neither exists nor was dropped
      */
     synchronized Dropped drop(String tree, long epoch) {
-        Fence fence = claim();
-        refresh();
-        if (!trees.containsKey(tree)) {
-            Dropped before = dropped.get(tree);
-            if (before == null) {
-                throw new NoSuchTreeException(tree, "tree '" + tree + "' does not exist");
+        return write("drop tree '" + tree + "'", (fence, raced) -> {
+            if (!trees.containsKey(tree)) {
+                Dropped before = dropped.get(tree);
+                if (before == null) {
+                    throw new NoSuchTreeException(tree, "tree '" + tree + "' does not exist");
+                }
+                return before;
             }
-            return before;
+            append(fence, WalRecord.Mutation.dropTree(tree, epoch));
+            return dropped.get(tree);
+        });
+    }
+
+    /** One catalog change decided on a freshly read catalog under a fresh claim. */
+    private interface Step<T> {
+        /**
+         * @param fence the claim of the catalog log
+         * @param raced whether an earlier attempt of this change was fenced out (another writer changed the catalog)
+         */
+        T run(Fence fence, boolean raced);
+    }
+
+    /**
+     * Claims the catalog log, re-reads it and runs the step; on a fence or offset conflict (another writer claimed
+     * and wrote after this claim) re-claims and re-runs the step on the re-read catalog, at most
+     * {@link #MAX_ATTEMPTS} times with jittered back-off (see the class comment for the rule).
+     *
+     * @throws CatalogContendedException if every attempt was fenced out
+     */
+    private <T> T write(String what, Step<T> step) {
+        RuntimeException last = null;
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            if (attempt > 0) {
+                backoffJittered(attempt - 1);
+            }
+            try {
+                Fence fence = claim();
+                refresh();
+                return step.run(fence, attempt > 0);
+            } catch (FencedException | OffsetConflictException e) {
+                last = e;
+                refresh();
+            }
         }
-        append(fence, WalRecord.Mutation.dropTree(tree, epoch));
-        return dropped.get(tree);
+        throw new CatalogContendedException(what, MAX_ATTEMPTS, last);
+    }
+
+    /** Sleeps the configured back-off for this attempt times a random factor in [0.5, 1.5), so contenders part. */
+    private void backoffJittered(int attempt) {
+        long base = Math.max(1, ctx.config.retryBackoff.toMillis());
+        long ms = Math.min(1000, base << Math.min(attempt, 10));
+        long jittered = ms / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(ms + 1);
+        try {
+            Thread.sleep(jittered);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LatticeShuttingDownException("interrupted while waiting to retry the catalog");
+        }
     }
 
     private void checkNotDropped(String tree) {
@@ -272,21 +350,21 @@ final class Catalog {
      * @throws IllegalStateException if the placement changed meanwhile (nothing written)
      */
     synchronized Placement setPlacement(String tree, long expectedVersion, List<String> keys) {
-        Fence fence = claim();
-        refresh();
-        Placement cur = trees.get(tree);
-        if (cur == null || cur.version() != expectedVersion) {
-            throw new IllegalStateException("placement of tree '" + tree + "' is at version "
-                    + (cur == null ? "none" : cur.version()) + ", expected " + expectedVersion
-                    + " (another move happened)");
-        }
-        append(fence, WalRecord.Mutation.setPlacement(tree, expectedVersion + 1, keys));
-        Placement now = trees.get(tree);
-        if (now.version() != expectedVersion + 1) {
-            throw new IllegalStateException("placement of tree '" + tree + "' did not move to version "
-                    + (expectedVersion + 1));
-        }
-        return now;
+        return write("move tree '" + tree + "'", (fence, raced) -> {
+            Placement cur = trees.get(tree);
+            if (cur == null || cur.version() != expectedVersion) {
+                throw new IllegalStateException("placement of tree '" + tree + "' is at version "
+                        + (cur == null ? "none" : cur.version()) + ", expected " + expectedVersion
+                        + " (another move happened)");
+            }
+            append(fence, WalRecord.Mutation.setPlacement(tree, expectedVersion + 1, keys));
+            Placement now = trees.get(tree);
+            if (now.version() != expectedVersion + 1) {
+                throw new IllegalStateException("placement of tree '" + tree + "' did not move to version "
+                        + (expectedVersion + 1));
+            }
+            return now;
+        });
     }
 
     private void append(Fence fence, WalRecord.Mutation m) {
