@@ -1,6 +1,11 @@
 package dev.lattice.bench.peer;
 
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Statistics;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Options;
@@ -36,6 +41,9 @@ public final class RocksStore implements AutoCloseable {
     private final WriteOptions writeOptions;
     private final ConcurrentHashMap<String, ColumnFamilyHandle> families = new ConcurrentHashMap<>();
     private final List<ColumnFamilyHandle> handles = new ArrayList<>();
+    private final ColumnFamilyOptions familyOptions;
+    private final LRUCache blockCache;
+    private final Statistics statistics;
 
     /**
      * Opens (creating if missing) the database in {@code dir}, with every column family it has.
@@ -45,7 +53,38 @@ public final class RocksStore implements AutoCloseable {
      * @throws IllegalStateException if RocksDB fails to open (message from RocksDB)
      */
     public RocksStore(Path dir, boolean sync) {
+        this(dir, sync, -1, 0, false);
+    }
+
+    /**
+     * Opens (creating if missing) the database in {@code dir} with a block cache of a given size: every column
+     * family's {@code BlockBasedTableConfig} uses one shared {@code LRUCache} of {@code blockCacheBytes} (RocksDB's
+     * default table options otherwise: 4 KiB blocks, index and filter blocks outside the cache).
+     *
+     * @param dir the database directory
+     * @param sync true to fsync the WAL on every write
+     * @param blockCacheBytes the LRU block cache's capacity in bytes; negative keeps RocksDB's default cache
+     * @param bloomBitsPerKey bits per key of a Bloom filter in every table (0: RocksDB's default, no filter)
+     * @param statistics true to collect RocksDB {@code Statistics} (tickers such as block cache hits), read with
+     *     {@link #statistics()}
+     * @throws IllegalStateException if RocksDB fails to open (message from RocksDB)
+     */
+    public RocksStore(Path dir, boolean sync, long blockCacheBytes, int bloomBitsPerKey, boolean statistics) {
         this.dir = dir;
+        this.blockCache = blockCacheBytes < 0 ? null : new LRUCache(blockCacheBytes);
+        this.statistics = statistics ? new Statistics() : null;
+        if (blockCache != null || bloomBitsPerKey > 0) {
+            BlockBasedTableConfig table = new BlockBasedTableConfig();
+            if (blockCache != null) {
+                table.setBlockCache(blockCache);
+            }
+            if (bloomBitsPerKey > 0) {
+                table.setFilterPolicy(new BloomFilter(bloomBitsPerKey));
+            }
+            familyOptions = new ColumnFamilyOptions().setTableFormatConfig(table);
+        } else {
+            familyOptions = null;
+        }
         try {
             Files.createDirectories(dir);
             List<byte[]> names;
@@ -57,9 +96,13 @@ public final class RocksStore implements AutoCloseable {
             }
             List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
             for (byte[] n : names) {
-                descriptors.add(new ColumnFamilyDescriptor(n));
+                descriptors.add(familyOptions == null ? new ColumnFamilyDescriptor(n)
+                        : new ColumnFamilyDescriptor(n, familyOptions));
             }
             options = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
+            if (this.statistics != null) {
+                options.setStatistics(this.statistics);
+            }
             db = RocksDB.open(options, dir.toString(), descriptors, handles);
             for (int i = 0; i < names.size(); i++) {
                 families.put(new String(names.get(i), StandardCharsets.UTF_8), handles.get(i));
@@ -67,6 +110,36 @@ public final class RocksStore implements AutoCloseable {
             writeOptions = new WriteOptions().setSync(sync).setDisableWAL(false);
         } catch (RocksDBException | java.io.IOException e) {
             throw new IllegalStateException("cannot open RocksDB in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the RocksDB statistics, or null when the store was opened without them */
+    public Statistics statistics() {
+        return statistics;
+    }
+
+    /**
+     * @param property a RocksDB property name ({@code rocksdb.block-cache-usage}, {@code rocksdb.levelstats}, ...)
+     * @return its value on the default column family, or null when RocksDB does not know it
+     */
+    public String property(String property) {
+        try {
+            return db.getProperty(property);
+        } catch (RocksDBException e) {
+            return null;
+        }
+    }
+
+    /**
+     * @param table the table (column family)
+     * @param property a RocksDB property name
+     * @return its value on that column family, or null when RocksDB does not know it
+     */
+    public String property(String table, String property) {
+        try {
+            return db.getProperty(table(table), property);
+        } catch (RocksDBException e) {
+            return null;
         }
     }
 
@@ -89,7 +162,9 @@ public final class RocksStore implements AutoCloseable {
             h = families.get(table);
             if (h == null) {
                 try {
-                    h = db.createColumnFamily(new ColumnFamilyDescriptor(table.getBytes(StandardCharsets.UTF_8)));
+                    byte[] name = table.getBytes(StandardCharsets.UTF_8);
+                    h = db.createColumnFamily(familyOptions == null ? new ColumnFamilyDescriptor(name)
+                            : new ColumnFamilyDescriptor(name, familyOptions));
                 } catch (RocksDBException e) {
                     throw new IllegalStateException("cannot create column family " + table + ": " + e.getMessage(), e);
                 }
@@ -182,6 +257,15 @@ public final class RocksStore implements AutoCloseable {
         } finally {
             writeOptions.close();
             options.close();
+            if (familyOptions != null) {
+                familyOptions.close();
+            }
+            if (blockCache != null) {
+                blockCache.close();
+            }
+            if (statistics != null) {
+                statistics.close();
+            }
         }
     }
 }

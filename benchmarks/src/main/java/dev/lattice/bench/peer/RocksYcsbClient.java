@@ -97,6 +97,18 @@ public final class RocksYcsbClient extends DB {
     }
 
     /**
+     * Keeps a database the caller opens (e.g. with a block cache of a given size) registered under {@code dir} until
+     * {@link #unpin}: YCSB clients whose {@code rocksdb.dir} is {@code dir} share it.
+     *
+     * @param dir the directory, as the clients' {@code rocksdb.dir} property names it
+     * @param opener opens the database if none is registered under {@code dir}
+     * @return the store
+     */
+    public static RocksStore pin(String dir, java.util.function.Supplier<RocksStore> opener) {
+        return STORES.acquire(dir, d -> opener.get());
+    }
+
+    /**
      * Drops the reference taken by {@link #pin}.
      *
      * @param dir the directory

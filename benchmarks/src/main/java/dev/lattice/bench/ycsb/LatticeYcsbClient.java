@@ -142,6 +142,19 @@ public final class LatticeYcsbClient extends DB {
     }
 
     /**
+     * Keeps a lattice the caller opens (e.g. on a wrapped provider, with its own block cache size) registered under
+     * {@code location} until {@link #unpin}: YCSB clients whose {@code lattice.provider} property is
+     * {@code location} then share it instead of opening one from a URI.
+     *
+     * @param location the value of {@code lattice.provider} the clients will carry (any unique text)
+     * @param opener opens the lattice if none is registered under {@code location}
+     * @return the shared lattice
+     */
+    public static Lattice pin(String location, java.util.function.Supplier<Lattice> opener) {
+        return STORES.acquire(location, u -> opener.get());
+    }
+
+    /**
      * Drops the reference taken by {@link #pin}; closes the lattice if no client holds it.
      *
      * @param uri the provider URI
