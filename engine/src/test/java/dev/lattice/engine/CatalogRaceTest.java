@@ -137,9 +137,19 @@ class CatalogRaceTest {
                             return l.tree(name);
                         }));
                     }
+                    int opened = 0;
                     for (Future<Tree> f : opens) {
-                        assertThat(f.get()).isNotNull();
+                        try {
+                            assertThat(f.get()).isNotNull();
+                            opened++;
+                        } catch (java.util.concurrent.ExecutionException e) {
+                            // the tree's own partition logs: the later claimant takes the tree over (documented);
+                            // the catalog step itself must never fail
+                            assertThat(e.getCause()).isInstanceOf(dev.lattice.spi.FencedException.class)
+                                    .hasMessageNotContaining(Catalog.LOG.toString());
+                        }
                     }
+                    assertThat(opened).as("at least one open of " + name + " succeeds").isPositive();
                     assertThat(a.treeInfo(name).placement()).isEqualTo(b.treeInfo(name).placement());
                 }
             } finally {
