@@ -96,7 +96,8 @@ final class RunMaintenance {
         this.calls = calls;
         RunLimits limits = store.limits();
         this.maxRunBytes = limits.maxRunBytes();
-        this.blockBytes = Math.max(4096, Math.min(64 << 10, limits.preferredReadBytes()));
+        this.blockBytes = config.runBlockBytes > 0 ? config.runBlockBytes
+                : Math.max(4096, Math.min(64 << 10, limits.preferredReadBytes()));
         EngineMeters m = ctx.meters;
         this.flushTimer = m.timer("lattice.flush.duration", "memtable flush: run writes and manifest publish", tags);
         this.compactionTimer = m.timer("lattice.compaction.duration", "one compaction: merge, run writes, manifest",

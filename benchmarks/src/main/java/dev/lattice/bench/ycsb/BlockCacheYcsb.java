@@ -33,7 +33,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code BlockCacheYcsb --work DIR [--records 2000000] [--operations 500000] [--warmup 100000]
  * [--threads 16] [--workloads c,b] [--reps 2] [--heap 256m] [--cache-mib 64] [--bloom 10] [--settle 10]
- * [--out FILE.md] [--keep true]}. Prints each child's lines, {@code RESULT} lines, and a Markdown table (also written
+ * [--lattice-block-bytes 0] [--out FILE.md] [--keep true]} ({@code --lattice-block-bytes}: Lattice's
+ * {@code runBlockBytes}, 0 = its default). Prints each child's lines, {@code RESULT} lines, and a Markdown table (also written
  * to {@code --out}). Not thread-safe.
  */
 public final class BlockCacheYcsb {
@@ -53,6 +54,7 @@ public final class BlockCacheYcsb {
                 "--warmup", "100000", "--threads", "16", "--workloads", "c,b", "--reps", "2", "--heap", "256m",
                 "--cache-mib", "64", "--bloom", "10", "--work", "/tmp/block-cache-ycsb"));
         o.put("--settle", "10");
+        o.put("--lattice-block-bytes", "0"); // 0: the run store's preferred read size (64 KiB on Chronicle)
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
@@ -77,7 +79,8 @@ public final class BlockCacheYcsb {
             r.put("load1", load1());
             child(o, List.of("mode=load", "store=" + store, "dir=" + dir, "records=" + records,
                     "threads=" + o.get("--threads"), "cacheBytes=" + cacheBytes, "bloomBits=" + o.get("--bloom"),
-                    "settleSeconds=" + o.get("--settle")), store + " load", r);
+                    "settleSeconds=" + o.get("--settle"), "latticeBlockBytes=" + o.get("--lattice-block-bytes")),
+                    store + " load", r);
             r.put("diskBytes", Long.toString(size(dir)));
             r.put("load1end", load1());
             loads.put(store, r);
@@ -102,7 +105,8 @@ public final class BlockCacheYcsb {
                     child(o, List.of("mode=run", "store=" + store, "dir=" + dir, "records=" + records,
                             "threads=" + o.get("--threads"), "cacheBytes=" + cacheBytes,
                             "bloomBits=" + o.get("--bloom"), "workload=" + w, "warmup=" + o.get("--warmup"),
-                            "operations=" + o.get("--operations")), store + " " + w + " #" + rep, r);
+                            "operations=" + o.get("--operations"),
+                            "latticeBlockBytes=" + o.get("--lattice-block-bytes")), store + " " + w + " #" + rep, r);
                     r.put("load1end", load1());
                     runs.add(r);
                     print("RESULT run", r);

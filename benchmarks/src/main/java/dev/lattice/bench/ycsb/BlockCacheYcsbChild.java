@@ -115,7 +115,7 @@ public final class BlockCacheYcsbChild {
         Lattice l = LatticeYcsbClient.pin(location, () -> {
             counter[0] = new RunReadCounter(Providers.open("chronicle:" + dir + "?durability=process"));
             return Lattice.open(LatticeConfig.builder().provider(counter[0], true).blockCacheBytes(cacheBytes)
-                    .meterRegistry(reg).build());
+                    .runBlockBytes(Integer.parseInt(a.getOrDefault("latticeBlockBytes", "0"))).meterRegistry(reg).build());
         });
         RunReadCounter c = counter[0];
         try {
