@@ -2,21 +2,19 @@ package dev.lattice.engine.lsm;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.lattice.spi.LogId;
-import dev.lattice.spi.RunId;
 
 import java.util.function.Function;
 
 /**
  * The process-wide cache of decoded run blocks, bounded in bytes (Caffeine, weighted by each block's size). Runs are
- * immutable and run ids unique per log, so a block is identified by (log, run, position) and never invalidated; a
- * deleted run's blocks age out.
+ * immutable, so a block is identified by the reader of its run (a number unique in the process) and its position, and
+ * never invalidated; a deleted run's blocks age out.
  *
  * <p>Thread-safe.
  */
 public final class BlockCache {
 
-    private record Key(LogId log, RunId run, long position) {
+    private record Key(long reader, long position) {
     }
 
     private final Cache<Key, DataBlock> cache;
@@ -37,11 +35,11 @@ public final class BlockCache {
                 .weigher((Key k, DataBlock b) -> b.sizeBytes()).recordStats().build();
     }
 
-    DataBlock get(LogId log, RunId run, long position, Function<Long, DataBlock> loader) {
+    DataBlock get(long reader, long position, Function<Long, DataBlock> loader) {
         if (maxBytes == 0) {
             return loader.apply(position);
         }
-        return cache.get(new Key(log, run, position), k -> loader.apply(k.position()));
+        return cache.get(new Key(reader, position), k -> loader.apply(k.position()));
     }
 
     /**

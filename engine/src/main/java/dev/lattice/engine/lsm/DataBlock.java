@@ -15,12 +15,20 @@ final class DataBlock {
     private final int restartCount;
 
     DataBlock(byte[] payload) {
-        if (payload.length < 4) {
+        this(payload, payload.length);
+    }
+
+    /**
+     * @param bytes an array holding the block's payload from index 0 (anything after it, e.g. its CRC, is ignored)
+     * @param length the payload's length in bytes
+     */
+    DataBlock(byte[] bytes, int length) {
+        if (length < 4 || length > bytes.length) {
             throw new IllegalStateException("block shorter than its restart count");
         }
-        this.data = payload;
-        this.restartCount = ByteBuffer.wrap(payload, payload.length - 4, 4).getInt();
-        this.restartsOffset = payload.length - 4 - 4 * restartCount;
+        this.data = bytes;
+        this.restartCount = ByteBuffer.wrap(bytes, length - 4, 4).getInt();
+        this.restartsOffset = length - 4 - 4 * restartCount;
         if (restartCount < 1 || restartsOffset < 0) {
             throw new IllegalStateException("bad restart count " + restartCount);
         }

@@ -17,8 +17,12 @@ import java.util.zip.CRC32C;
  */
 public final class RunReader {
 
+    private static final java.util.concurrent.atomic.AtomicLong READERS = new java.util.concurrent.atomic.AtomicLong();
+
     private final RunSource source;
     private final BlockCache cache;
+    /** Names this reader's blocks in the cache (cheaper to hash than log, run and position). */
+    private final long cacheId = READERS.incrementAndGet();
     private final String[] lastKeys;
     private final long[] positions;
     private final int[] lengths;
@@ -101,6 +105,11 @@ public final class RunReader {
     }
 
     private static byte[] block(RunSource source, long pos, int len, long limit) {
+        return java.util.Arrays.copyOf(checkedBlock(source, pos, len, limit), len - RunFormat.CRC_BYTES);
+    }
+
+    /** @return the block's bytes with its CRC32C still at the end, checked */
+    private static byte[] checkedBlock(RunSource source, long pos, int len, long limit) {
         if (pos < 0 || len < RunFormat.CRC_BYTES || pos + len > limit) {
             throw corrupt(source, pos, "block of " + len + " bytes at " + pos + " lies outside the run");
         }
@@ -111,7 +120,7 @@ public final class RunReader {
         if ((int) crc.getValue() != ByteBuffer.wrap(raw, payload, 4).getInt()) {
             throw corrupt(source, pos, "block fails its CRC32C check");
         }
-        return java.util.Arrays.copyOf(raw, payload);
+        return raw;
     }
 
     private static byte[] readFully(RunSource source, long pos, int len) {
@@ -163,9 +172,10 @@ public final class RunReader {
     }
 
     private DataBlock dataBlock(int i) {
-        return cache.get(source.log(), source.id(), positions[i], p -> {
+        return cache.get(cacheId, positions[i], p -> {
             try {
-                return new DataBlock(block(source, positions[i], lengths[i], Long.MAX_VALUE));
+                return new DataBlock(checkedBlock(source, positions[i], lengths[i], Long.MAX_VALUE),
+                        lengths[i] - RunFormat.CRC_BYTES);
             } catch (IllegalStateException e) {
                 throw corrupt(source, positions[i], "cannot decode the data block: " + e.getMessage());
             }

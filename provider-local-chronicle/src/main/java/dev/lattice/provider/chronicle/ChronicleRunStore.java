@@ -15,6 +15,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -34,7 +36,7 @@ import java.util.zip.CRC32C;
  * The run store of the Chronicle provider (run part of the protocol, docs/providers/chronicle.md "Runs"): one file
  * per run in the log's {@code runs} directory, {@code <id>.run}, written to {@code <id>.run.<uuid>.tmp}, forced
  * under {@code fsync} durability, and renamed atomically, so a reader sees a run whole or not at all; reads are
- * positional {@link FileChannel} reads. Temporary leftovers of a failed or crashed write are listed as incomplete
+ * positional {@link FileChannel} reads through channels kept open ({@link RunChannels}). Temporary leftovers of a failed or crashed write are listed as incomplete
  * and removed by {@link #delete} of their id.
  *
  * <pre>
@@ -56,6 +58,8 @@ final class ChronicleRunStore implements RunStore {
     static final RunLimits LIMITS = new RunLimits(1L << 30, CHUNK_BYTES, 50);
     private static final int MAGIC = 0x4C52554E;
     private static final int VERSION = 1;
+    /** Reads of one call that may find their cached channel closed under them before the call fails. */
+    private static final int MAX_READ_ATTEMPTS = 4;
 
     /** Runs a call on a log under its lock (the provider's {@code withLog}). */
     interface LogCalls {
@@ -72,6 +76,7 @@ final class ChronicleRunStore implements RunStore {
     private final BooleanSupplier closed;
     private final Path logsDir;
     private final boolean fsync;
+    private final RunChannels channels = new RunChannels();
     /** Test hook called with k after chunk k of a run was written to its temporary file; null in production. */
     volatile IntConsumer afterChunkWritten;
 
@@ -224,26 +229,48 @@ final class ChronicleRunStore implements RunStore {
         SpiChecks.runRead(log, id, position, dst, off, len);
         SpiChecks.open(closed.getAsBoolean(), ChronicleWalStorageProvider.NAME);
         Path file = dirOf(log).resolve(id.value() + SUFFIX);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long length = ch.size() - HEADER_BYTES;
-            if (len == 0) {
-                return 0;
+        for (int attempt = 1; ; attempt++) {
+            RunChannels.Open o;
+            try {
+                o = channels.get(file);
+            } catch (NoSuchFileException e) {
+                throw new RunNotFoundException(log, id);
+            } catch (IOException e) {
+                throw new WalStorageException(log, "cannot open run file " + file, e);
             }
-            if (position >= length) {
-                return -1;
-            }
-            ByteBuffer b = ByteBuffer.wrap(dst, off, (int) Math.min(len, length - position));
-            while (b.hasRemaining()) {
-                if (ch.read(b, HEADER_BYTES + position + (b.position() - off)) < 0) {
-                    break;
+            try {
+                return readAt(o, position, dst, off, len);
+            } catch (ClosedByInterruptException e) {
+                channels.forget(file, o);
+                throw new WalStorageException(log, "reading run file " + file + " was interrupted", e);
+            } catch (ClosedChannelException e) {
+                // closed under this read: evicted, its run deleted, or another reader was interrupted; ask again
+                channels.forget(file, o);
+                if (attempt == MAX_READ_ATTEMPTS) {
+                    throw new WalStorageException(log, "run file " + file + " was closed under " + attempt
+                            + " reads in a row", e);
                 }
+            } catch (IOException e) {
+                throw new WalStorageException(log, "cannot read run file " + file, e);
             }
-            return b.position() - off;
-        } catch (NoSuchFileException e) {
-            throw new RunNotFoundException(log, id);
-        } catch (IOException e) {
-            throw new WalStorageException(log, "cannot read run file " + file, e);
         }
+    }
+
+    private static int readAt(RunChannels.Open o, long position, byte[] dst, int off, int len) throws IOException {
+        long length = o.fileBytes() - HEADER_BYTES;
+        if (len == 0) {
+            return 0;
+        }
+        if (position >= length) {
+            return -1;
+        }
+        ByteBuffer b = ByteBuffer.wrap(dst, off, (int) Math.min(len, length - position));
+        while (b.hasRemaining()) {
+            if (o.channel().read(b, HEADER_BYTES + position + (b.position() - off)) < 0) {
+                break;
+            }
+        }
+        return b.position() - off;
     }
 
     @Override
@@ -257,6 +284,7 @@ final class ChronicleRunStore implements RunStore {
             }
             try {
                 boolean deleted = Files.deleteIfExists(dir.resolve(id.value() + SUFFIX));
+                channels.close(dir.resolve(id.value() + SUFFIX));
                 // leftovers of failed or crashed writes of this id (list reports them as incomplete)
                 try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir,
                         p -> p.getFileName().toString().startsWith(id.value() + SUFFIX + ".")
@@ -312,6 +340,20 @@ final class ChronicleRunStore implements RunStore {
             out.putIfAbsent(id, new RunInfo(id, size, 0, false));
         }
         return List.copyOf(out.values());
+    }
+
+    /**
+     * Closes the open read channels of a log's runs (the log was dropped).
+     *
+     * @param log the log
+     */
+    void forgetLog(LogId log) {
+        channels.closeUnder(logsDir.resolve(LogStore.dirName(log)));
+    }
+
+    /** Closes every open read channel (the provider is closing). Reads after it open their files again. */
+    void closeChannels() {
+        channels.close();
     }
 
     @Override

@@ -82,6 +82,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
     private final ConcurrentHashMap<LogId, LogStore> logs = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private final RunStore runs;
+    private final ChronicleRunStore runFiles;
 
     private ChronicleWalStorageProvider(ChronicleConfig config, RootLock rootLock, Path root) {
         this.config = config;
@@ -94,6 +95,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                         ProviderFeature.REPAIR, ProviderFeature.LOCAL_CALLS, ProviderFeature.RUNS,
                         ProviderFeature.DROP));
         ChronicleRunStore files = new ChronicleRunStore(this::withLog, () -> closed, logsDir, config.durability());
+        this.runFiles = files;
         this.runs = readOnly != null ? ReadOnlyLogs.runs(files) : files;
     }
 
@@ -331,6 +333,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
             s.checkFence(fence);
             s.close();
             logs.remove(log, s);
+            runFiles.forgetLog(log);
             LogDrop.drop(log, root, s.dir());
             return null;
         });
@@ -473,6 +476,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 s.lock.unlock();
             }
         }
+        runFiles.closeChannels();
         // Chronicle unmaps and closes files on a background thread; wait for it so close() really releases them.
         BackgroundResourceReleaser.releasePendingResources();
         if (rootLock != null) {
