@@ -76,7 +76,7 @@ final class ChronicleRunStore implements RunStore {
     private final BooleanSupplier closed;
     private final Path logsDir;
     private final boolean fsync;
-    private final RunChannels channels = new RunChannels();
+    private final RunChannels channels = new RunChannels(f -> runFile(f.log(), f.id()));
     /** Test hook called with k after chunk k of a run was written to its temporary file; null in production. */
     volatile IntConsumer afterChunkWritten;
 
@@ -95,6 +95,10 @@ final class ChronicleRunStore implements RunStore {
 
     private Path dirOf(LogId log) {
         return logsDir.resolve(LogStore.dirName(log)).resolve(RUNS_DIR);
+    }
+
+    private Path runFile(LogId log, RunId id) {
+        return dirOf(log).resolve(id.value() + SUFFIX);
     }
 
     @Override
@@ -228,7 +232,7 @@ final class ChronicleRunStore implements RunStore {
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
         SpiChecks.runRead(log, id, position, dst, off, len);
         SpiChecks.open(closed.getAsBoolean(), ChronicleWalStorageProvider.NAME);
-        Path file = dirOf(log).resolve(id.value() + SUFFIX);
+        RunChannels.RunFile file = new RunChannels.RunFile(log, id);
         for (int attempt = 1; ; attempt++) {
             RunChannels.Open o;
             try {
@@ -236,22 +240,22 @@ final class ChronicleRunStore implements RunStore {
             } catch (NoSuchFileException e) {
                 throw new RunNotFoundException(log, id);
             } catch (IOException e) {
-                throw new WalStorageException(log, "cannot open run file " + file, e);
+                throw new WalStorageException(log, "cannot open run file " + runFile(log, id), e);
             }
             try {
                 return readAt(o, position, dst, off, len);
             } catch (ClosedByInterruptException e) {
                 channels.forget(file, o);
-                throw new WalStorageException(log, "reading run file " + file + " was interrupted", e);
+                throw new WalStorageException(log, "reading run file " + runFile(log, id) + " was interrupted", e);
             } catch (ClosedChannelException e) {
                 // closed under this read: evicted, its run deleted, or another reader was interrupted; ask again
                 channels.forget(file, o);
                 if (attempt == MAX_READ_ATTEMPTS) {
-                    throw new WalStorageException(log, "run file " + file + " was closed under " + attempt
+                    throw new WalStorageException(log, "run file " + runFile(log, id) + " was closed under " + attempt
                             + " reads in a row", e);
                 }
             } catch (IOException e) {
-                throw new WalStorageException(log, "cannot read run file " + file, e);
+                throw new WalStorageException(log, "cannot read run file " + runFile(log, id), e);
             }
         }
     }
@@ -284,7 +288,7 @@ final class ChronicleRunStore implements RunStore {
             }
             try {
                 boolean deleted = Files.deleteIfExists(dir.resolve(id.value() + SUFFIX));
-                channels.close(dir.resolve(id.value() + SUFFIX));
+                channels.close(new RunChannels.RunFile(log, id));
                 // leftovers of failed or crashed writes of this id (list reports them as incomplete)
                 try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir,
                         p -> p.getFileName().toString().startsWith(id.value() + SUFFIX + ".")
@@ -348,7 +352,7 @@ final class ChronicleRunStore implements RunStore {
      * @param log the log
      */
     void forgetLog(LogId log) {
-        channels.closeUnder(logsDir.resolve(LogStore.dirName(log)));
+        channels.closeLog(log);
     }
 
     /** Closes every open read channel (the provider is closing). Reads after it open their files again. */

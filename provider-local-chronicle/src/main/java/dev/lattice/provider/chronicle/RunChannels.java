@@ -5,12 +5,16 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Scheduler;
 
+import dev.lattice.spi.LogId;
+import dev.lattice.spi.RunId;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.function.Function;
 
 /**
  * The open read channels of run files (docs/providers/chronicle.md "Runs"), so a block read is one {@code pread}
@@ -37,13 +41,30 @@ final class RunChannels implements AutoCloseable {
     record Open(FileChannel channel, long fileBytes) {
     }
 
-    private final Cache<Path, Open> open = Caffeine.newBuilder()
+    /**
+     * Names a run file without building its path (a path costs a format and three resolves per read).
+     *
+     * @param log the run's log
+     * @param id the run
+     */
+    record RunFile(LogId log, RunId id) {
+    }
+
+    private final Function<RunFile, Path> paths;
+    private final Cache<RunFile, Open> open = Caffeine.newBuilder()
             .maximumSize(MAX_OPEN)
             .expireAfterAccess(IDLE)
             .scheduler(Scheduler.systemScheduler())
             .executor(Runnable::run)
-            .removalListener((Path p, Open o, RemovalCause c) -> closeQuietly(o))
+            .removalListener((RunFile f, Open o, RemovalCause c) -> closeQuietly(o))
             .build();
+
+    /**
+     * @param paths the path of a run file
+     */
+    RunChannels(Function<RunFile, Path> paths) {
+        this.paths = paths;
+    }
 
     /**
      * The open channel of a run file, opening it on first use.
@@ -52,11 +73,11 @@ final class RunChannels implements AutoCloseable {
      * @return its channel and size
      * @throws IOException if it cannot be opened ({@link java.nio.file.NoSuchFileException} when it does not exist)
      */
-    Open get(Path file) throws IOException {
+    Open get(RunFile file) throws IOException {
         try {
-            return open.get(file, p -> {
+            return open.get(file, f -> {
                 try {
-                    FileChannel ch = FileChannel.open(p, StandardOpenOption.READ);
+                    FileChannel ch = FileChannel.open(paths.apply(f), StandardOpenOption.READ);
                     try {
                         return new Open(ch, ch.size());
                     } catch (IOException e) {
@@ -79,7 +100,7 @@ final class RunChannels implements AutoCloseable {
      * @param file the run file
      * @param stale the channel found closed
      */
-    void forget(Path file, Open stale) {
+    void forget(RunFile file, Open stale) {
         open.asMap().remove(file, stale);
     }
 
@@ -88,17 +109,17 @@ final class RunChannels implements AutoCloseable {
      *
      * @param file the run file
      */
-    void close(Path file) {
+    void close(RunFile file) {
         open.invalidate(file);
     }
 
     /**
-     * Closes every channel of files under a directory (its log was dropped).
+     * Closes every channel of a log's runs (the log was dropped).
      *
-     * @param dir the directory
+     * @param log the log
      */
-    void closeUnder(Path dir) {
-        open.asMap().keySet().removeIf(p -> p.startsWith(dir));
+    void closeLog(LogId log) {
+        open.asMap().keySet().removeIf(f -> f.log().equals(log));
     }
 
     /** Closes every channel. */
