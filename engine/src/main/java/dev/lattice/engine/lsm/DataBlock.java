@@ -60,12 +60,17 @@ final class DataBlock {
 
         /** Positions the cursor before the first entry at or after which {@code target} may start. */
         void seek(String target) {
+            seek(target.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Positions the cursor before the first entry at or after which {@code target} (UTF-8) may start. */
+        void seek(byte[] target) {
             int lo = 0;
             int hi = restartCount - 1;
             int start = 0;
             while (lo <= hi) {
                 int mid = (lo + hi) >>> 1;
-                if (keyAtRestart(restart(mid)).compareTo(target) < 0) {
+                if (compareKeyAtRestart(restart(mid), target) < 0) {
                     start = mid;
                     lo = mid + 1;
                 } else {
@@ -76,11 +81,16 @@ final class DataBlock {
             keyLen = 0;
         }
 
-        private String keyAtRestart(int pos) {
-            ByteBuffer b = ByteBuffer.wrap(data, pos, restartsOffset - pos);
-            RunFormat.getVarInt(b);
-            int n = RunFormat.getVarInt(b);
-            return new String(data, b.position(), n, StandardCharsets.UTF_8);
+        /** Compares the whole key stored at a restart point (it shares no prefix) with a UTF-8 key. */
+        private int compareKeyAtRestart(int pos, byte[] target) {
+            in.position(pos);
+            RunFormat.getVarInt(in);
+            int n = RunFormat.getVarInt(in);
+            int start = in.position();
+            if (n < 0 || start + n > restartsOffset) {
+                throw new IllegalStateException("key at restart " + pos + " runs past the entries");
+            }
+            return KeyOrder.compare(data, start, start + n, target, 0, target.length);
         }
 
         boolean next() {

@@ -23,17 +23,20 @@ public final class RunReader {
     private final BlockCache cache;
     /** Names this reader's blocks in the cache (cheaper to hash than log, run and position). */
     private final long cacheId = READERS.incrementAndGet();
-    private final String[] lastKeys;
+    /** The last key of each data block, UTF-8, one after another: block i's is {@code [keyEnds[i-1], keyEnds[i])}. */
+    private final byte[] lastKeys;
+    private final int[] keyEnds;
     private final long[] positions;
     private final int[] lengths;
     private final BloomFilter filter;
     private final RunMeta meta;
 
-    private RunReader(RunSource source, BlockCache cache, String[] lastKeys, long[] positions, int[] lengths,
-            BloomFilter filter, RunMeta meta) {
+    private RunReader(RunSource source, BlockCache cache, byte[] lastKeys, int[] keyEnds, long[] positions,
+            int[] lengths, BloomFilter filter, RunMeta meta) {
         this.source = source;
         this.cache = cache;
         this.lastKeys = lastKeys;
+        this.keyEnds = keyEnds;
         this.positions = positions;
         this.lengths = lengths;
         this.filter = filter;
@@ -79,12 +82,14 @@ public final class RunReader {
             BloomFilter filter = BloomFilter.decode(ByteBuffer.wrap(block(source, filterPos, filterLen, footerPos)));
             ByteBuffer idx = ByteBuffer.wrap(block(source, indexPos, indexLen, footerPos));
             int n = RunFormat.getVarInt(idx);
-            String[] keys = new String[n];
+            java.io.ByteArrayOutputStream keys = new java.io.ByteArrayOutputStream(Math.min(indexLen, 1 << 20));
+            int[] ends = new int[n];
             long[] pos = new long[n];
             int[] len = new int[n];
             for (int i = 0; i < n; i++) {
                 int kl = RunFormat.getVarInt(idx);
-                keys[i] = new String(idx.array(), idx.position(), kl, StandardCharsets.UTF_8);
+                keys.write(idx.array(), idx.position(), kl);
+                ends[i] = keys.size();
                 idx.position(idx.position() + kl);
                 pos[i] = RunFormat.getVarLong(idx);
                 len[i] = RunFormat.getVarInt(idx);
@@ -95,7 +100,7 @@ public final class RunReader {
             }
             ByteBuffer metaBytes = ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos));
             RunMeta meta = version >= 2 ? RunMetaCodec.decodeWithRanges(metaBytes) : RunMetaCodec.decode(metaBytes);
-            return new RunReader(source, cache, keys, pos, len, filter, meta);
+            return new RunReader(source, cache, keys.toByteArray(), ends, pos, len, filter, meta);
         } catch (RuntimeException e) {
             if (e instanceof CorruptRunException || e instanceof dev.lattice.spi.WalStorageException) {
                 throw e;
@@ -164,11 +169,7 @@ public final class RunReader {
      * @return bytes, approximate
      */
     public long residentBytes() {
-        long keys = 0;
-        for (String k : lastKeys) {
-            keys += 40 + 2L * k.length();
-        }
-        return filter.sizeBytes() + keys + 12L * positions.length + 128;
+        return filter.sizeBytes() + 16L + lastKeys.length + 16L * positions.length + 3 * 16 + 128;
     }
 
     private DataBlock dataBlock(int i) {
@@ -182,13 +183,26 @@ public final class RunReader {
         });
     }
 
+    private int blocks() {
+        return keyEnds.length;
+    }
+
+    /** Compares block b's last key with a UTF-8 key. */
+    private int compareLastKey(int b, byte[] key) {
+        return KeyOrder.compare(lastKeys, b == 0 ? 0 : keyEnds[b - 1], keyEnds[b], key, 0, key.length);
+    }
+
     private int firstBlockFor(String key) {
+        return firstBlockFor(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private int firstBlockFor(byte[] key) {
         int lo = 0;
-        int hi = lastKeys.length - 1;
-        int found = lastKeys.length;
+        int hi = blocks() - 1;
+        int found = blocks();
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            if (lastKeys[mid].compareTo(key) >= 0) {
+            if (compareLastKey(mid, key) >= 0) {
                 found = mid;
                 hi = mid - 1;
             } else {
@@ -211,9 +225,10 @@ public final class RunReader {
                 || !filter.mightContain(BloomFilter.hash(key))) {
             return null;
         }
-        for (int b = firstBlockFor(key); b < lastKeys.length; b++) {
+        byte[] utf8 = key.getBytes(StandardCharsets.UTF_8);
+        for (int b = firstBlockFor(utf8); b < blocks(); b++) {
             DataBlock.Cursor c = dataBlock(b).cursor();
-            c.seek(key);
+            c.seek(utf8);
             while (next(c, b)) {
                 int cmp = c.key().compareTo(key);
                 if (cmp > 0) {
@@ -223,7 +238,7 @@ public final class RunReader {
                     return c.entry();
                 }
             }
-            if (!lastKeys[b].equals(key)) {
+            if (compareLastKey(b, utf8) != 0) {
                 return null;
             }
         }
@@ -256,7 +271,7 @@ public final class RunReader {
             public boolean hasNext() {
                 while (next == null && !done) {
                     if (cursor == null) {
-                        if (block >= lastKeys.length) {
+                        if (block >= blocks()) {
                             done = true;
                             break;
                         }
@@ -306,7 +321,7 @@ public final class RunReader {
     public Iterator<RunEntry> scanReverse(String from, String to) {
         return new Iterator<>() {
             private int block = !meta.overlaps(from, to) ? -1
-                    : to == null ? lastKeys.length - 1 : Math.min(lastKeys.length - 1, firstBlockFor(to));
+                    : to == null ? blocks() - 1 : Math.min(blocks() - 1, firstBlockFor(to));
             private final int firstBlock = from == null ? 0 : firstBlockFor(from);
             private final java.util.ArrayList<RunEntry> buffer = new java.util.ArrayList<>();
             private int pos = -1;

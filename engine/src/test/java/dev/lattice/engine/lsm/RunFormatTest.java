@@ -222,4 +222,35 @@ class RunFormatTest {
         assertThatThrownBy(() -> RunReader.open(store(java.util.Arrays.copyOf(good, good.length - 1)).source(),
                 new BlockCache(0))).isInstanceOf(CorruptRunException.class);
     }
+
+    /**
+     * Keys mixing supplementary characters with characters of U+E000-U+FFFF (where UTF-8 byte order and the engine's
+     * UTF-16 order differ) are all found through the block index and restart points kept as bytes, in small blocks.
+     */
+    @Test
+    void keysWhoseByteOrderDiffersFromStringOrderAreFoundAndScannedInOrder() {
+        int[] cps = {'a', 0xE9, 0xD7FF, 0xE000, 0xFFFD, 0x10000, 0x1F600};
+        Random rnd = new Random(7);
+        TreeMap<String, List<RunEntry>> m = new TreeMap<>();
+        for (int i = 0; i < 3000; i++) {
+            StringBuilder b = new StringBuilder("k");
+            for (int j = 0, n = 1 + rnd.nextInt(4); j < n; j++) {
+                b.appendCodePoint(cps[rnd.nextInt(cps.length)]);
+            }
+            String key = b.toString();
+            m.putIfAbsent(key, new ArrayList<>(List.of(RunEntry.put(key, 5, new byte[]{(byte) i}))));
+        }
+        RunReader r = RunReader.open(store(write(m, 256).bytes()).source(), new BlockCache(1 << 20));
+        for (String key : m.keySet()) {
+            assertThat(r.get(key, Long.MAX_VALUE)).as(key).isNotNull();
+            assertThat(r.get(key + "\u0000", Long.MAX_VALUE)).isNull();
+        }
+        List<String> scanned = new ArrayList<>();
+        r.scan(null, null).forEachRemaining(e -> scanned.add(e.key()));
+        assertThat(scanned).containsExactlyElementsOf(m.keySet());
+        String from = new ArrayList<>(m.keySet()).get(1000);
+        List<String> tail = new ArrayList<>();
+        r.scan(from, null).forEachRemaining(e -> tail.add(e.key()));
+        assertThat(tail).containsExactlyElementsOf(m.tailMap(from, true).keySet());
+    }
 }
