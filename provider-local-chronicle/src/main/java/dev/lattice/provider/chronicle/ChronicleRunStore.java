@@ -55,7 +55,13 @@ final class ChronicleRunStore implements RunStore {
     static final int HEADER_BYTES = 24;
     /** Bytes copied from the caller's stream per file write. */
     static final int CHUNK_BYTES = 64 * 1024;
-    static final RunLimits LIMITS = new RunLimits(1L << 30, CHUNK_BYTES, 50);
+    /**
+     * The read size declared to the engine: a block read from the page cache is one {@code pread} whatever its size
+     * up to a page or so, and a larger block costs the copy, the CRC check and the garbage of bytes a point read does
+     * not need (docs/benchmarks.md "YCSB C and B": 4 KiB against 64 KiB blocks, same run).
+     */
+    static final int PREFERRED_READ_BYTES = 4096;
+    static final RunLimits LIMITS = new RunLimits(1L << 30, PREFERRED_READ_BYTES, 50);
     private static final int MAGIC = 0x4C52554E;
     private static final int VERSION = 1;
     /** Reads of one call that may find their cached channel closed under them before the call fails. */
