@@ -397,7 +397,7 @@ final class RunMaintenance {
         long readBytes = 0;
         for (RunHandle r : l.runs()) {
             if (in.contains(r)) {
-                sources.add(r.reader().scan(null, null));
+                sources.add(r.reader().scanUncached());
                 ranges.addAll(r.ref.meta().ranges());
                 readBytes += r.ref.lengthBytes();
             }

@@ -42,6 +42,12 @@ public final class BlockCache {
         return cache.get(new Key(reader, position), k -> loader.apply(k.position()));
     }
 
+    /** @return the cached block (not counted in the hit ratio, recency unchanged), or the loaded one, not added */
+    DataBlock getOrLoad(long reader, long position, Function<Long, DataBlock> loader) {
+        DataBlock b = maxBytes == 0 ? null : cache.policy().getIfPresentQuietly(new Key(reader, position));
+        return b != null ? b : loader.apply(position);
+    }
+
     /**
      * The configured bound.
      *

@@ -173,14 +173,19 @@ public final class RunReader {
     }
 
     private DataBlock dataBlock(int i) {
-        return cache.get(cacheId, positions[i], p -> {
+        return dataBlock(i, true);
+    }
+
+    private DataBlock dataBlock(int i, boolean fillCache) {
+        java.util.function.Function<Long, DataBlock> load = p -> {
             try {
                 return new DataBlock(checkedBlock(source, positions[i], lengths[i], Long.MAX_VALUE),
                         lengths[i] - RunFormat.CRC_BYTES);
             } catch (IllegalStateException e) {
                 throw corrupt(source, positions[i], "cannot decode the data block: " + e.getMessage());
             }
-        });
+        };
+        return fillCache ? cache.get(cacheId, positions[i], load) : cache.getOrLoad(cacheId, positions[i], load);
     }
 
     private int blocks() {
@@ -254,13 +259,34 @@ public final class RunReader {
     }
 
     /**
-     * Every entry (all versions) with a key in {@code [from, to)}, in run order.
+     * Every entry (all versions) with a key in {@code [from, to)}, in run order, its blocks kept in the cache.
      *
      * @param from first key, inclusive, or null
      * @param to last key, exclusive, or null
      * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
      */
     public Iterator<RunEntry> scan(String from, String to) {
+        return scan(from, to, true);
+    }
+
+    /**
+     * Every entry of the run, in run order, for a compaction: blocks already in the cache are used, blocks read are
+     * not added to it (they are about to be replaced and would push out the blocks readers need).
+     *
+     * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
+     */
+    public Iterator<RunEntry> scanUncached() {
+        return scan(null, null, false);
+    }
+
+    /**
+     * Every entry (all versions) with a key in {@code [from, to)}, in run order.
+     *
+     * @param from first key, inclusive, or null
+     * @param to last key, exclusive, or null
+     * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
+     */
+    private Iterator<RunEntry> scan(String from, String to, boolean fillCache) {
         return new Iterator<>() {
             private int block = from == null ? 0 : firstBlockFor(from);
             private DataBlock.Cursor cursor;
@@ -275,7 +301,7 @@ public final class RunReader {
                             done = true;
                             break;
                         }
-                        cursor = dataBlock(block).cursor();
+                        cursor = dataBlock(block, fillCache).cursor();
                         if (from != null) {
                             cursor.seek(from);
                         }
