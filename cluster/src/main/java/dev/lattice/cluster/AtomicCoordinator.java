@@ -3,6 +3,7 @@ package dev.lattice.cluster;
 import dev.lattice.engine.AtomicDecision;
 import dev.lattice.engine.AtomicOp;
 import dev.lattice.engine.AtomicWriteAbortedException;
+import dev.lattice.engine.KeySetDigest;
 import dev.lattice.engine.PartialTree;
 import dev.lattice.engine.PreconditionFailedException;
 import dev.lattice.engine.WriteFailedException;
@@ -10,10 +11,7 @@ import dev.lattice.spi.LogId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -165,17 +163,7 @@ final class AtomicCoordinator {
                     + (op.kind() == AtomicOp.Kind.DELETE_RANGE && op.value() != null
                     ? '\u0000' + new String(op.value(), StandardCharsets.UTF_8) : ""));
         }
-        items.sort(null);
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            for (String item : items) {
-                md.update(item.getBytes(StandardCharsets.UTF_8));
-                md.update((byte) 1);
-            }
-            return ByteBuffer.wrap(md.digest()).getLong();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+        return KeySetDigest.of(items);
     }
 
     private CompletableFuture<Response> commitParts(PartialTree tree, int coordinatorPartition, LogId coordinator,

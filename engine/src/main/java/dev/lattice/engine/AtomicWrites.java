@@ -9,8 +9,6 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -726,16 +724,6 @@ final class AtomicWrites {
                     + (op.kind() == WalRecord.Mutation.DELETE_RANGE ? "\u0000" + new String(op.value(),
                     StandardCharsets.UTF_8) : ""));
         }
-        items.sort(Comparator.naturalOrder());
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            for (String s : items) {
-                md.update(s.getBytes(StandardCharsets.UTF_8));
-                md.update((byte) 1);
-            }
-            return ByteBuffer.wrap(md.digest()).getLong();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+        return KeySetDigest.of(items);
     }
 }

@@ -2,7 +2,9 @@ package dev.lattice.spi;
 
 /**
  * The caller's fence is stale: a newer {@link WalStorageProvider#claim(LogId)} took the log over. The call changed
- * nothing. Permanent for this fence; the engine must not retry it.
+ * nothing. Permanent for this fence: the same call with the same fence fails again, so the engine never retries it
+ * as it is; only a caller entitled to take the log over claims it again and retries under the new fence (the
+ * engine's catalog does, docs/engine.md "Running several processes").
  */
 public class FencedException extends WalStorageException {
 
