@@ -76,6 +76,9 @@ final class PipelineMeters {
                 () -> state.layers.current().runs().size());
         m.gauge("lattice.runs.bytes", "bytes of the partition's live runs", "bytes", tags,
                 () -> state.layers.current().runs().stream().mapToLong(h -> h.ref.lengthBytes()).sum());
+        m.gauge("lattice.runs.resident.bytes", "heap bytes of the loaded block indexes and Bloom filters of the "
+                + "partition's live runs", "bytes", tags,
+                () -> state.layers.current().runs().stream().mapToLong(RunHandle::residentBytes).sum());
     }
 
     /** Counts a failed provider call by the failure's type. */

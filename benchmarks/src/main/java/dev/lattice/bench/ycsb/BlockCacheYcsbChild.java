@@ -213,6 +213,7 @@ public final class BlockCacheYcsbChild {
         out.accept(prefix + "compactions", Long.toString(s.compactions()));
         out.accept(prefix + "liveRuns", Long.toString((long) gaugeSum(reg, "lattice.runs")));
         out.accept(prefix + "liveRunBytes", Long.toString((long) gaugeSum(reg, "lattice.runs.bytes")));
+        out.accept(prefix + "runResidentBytes", Long.toString((long) gaugeSum(reg, "lattice.runs.resident.bytes")));
         out.accept(prefix + "memtableBytes", Long.toString((long) gaugeSum(reg, "lattice.memtable.bytes")));
         out.accept(prefix + "blockCacheBytes", Long.toString((long) gauge(reg, "lattice.block.cache.bytes")));
         out.accept(prefix + "liveMemoryBytes", Long.toString((long) gauge(reg, "lattice.memory.live.bytes")));
