@@ -18,17 +18,20 @@ public final class DynamoDbMetrics {
 
     /** The DynamoDB operations the provider uses. */
     public enum Operation {
-        /** {@code GetItem}: head, tree and catalog items only, never one entry. */
+        /** {@code GetItem}: head, tree, catalog and run header items only, never one entry. */
         GET_ITEM,
-        /** {@code PutItem}: batch and checkpoint chunk items. */
+        /** {@code PutItem}: batch and checkpoint chunk items, run headers. */
         PUT_ITEM,
         /** {@code UpdateItem}: head, tree and catalog items. */
         UPDATE_ITEM,
         /** {@code DeleteItem}: conditional deletes of staged chunks (abort, reconcile). */
         DELETE_ITEM,
-        /** {@code Query}: reads, replay, trim and reconcile scans of one partition. */
+        /** {@code Query}: reads, replay, trim and reconcile scans of one partition, run chunk reads. */
         QUERY,
-        /** {@code BatchWriteItem}: unconditional deletes below the trim watermark and of dropped checkpoints. */
+        /**
+         * {@code BatchWriteItem}: unconditional deletes below the trim watermark, of dropped checkpoints and runs,
+         * and the chunk items of run writes.
+         */
         BATCH_WRITE_ITEM,
         /** {@code DescribeTable}, {@code CreateTable}: at open. */
         TABLE
@@ -126,7 +129,7 @@ public final class DynamoDbMetrics {
      * @param capacityUnits consumed capacity units the service reported, per operation (0 where it reports none)
      * @param conditionFailures conditional writes refused ({@code ConditionalCheckFailedException}): fences,
      *     retries recognised, compare-and-set races
-     * @param itemsWritten chunk items put (batch and checkpoint chunks)
+     * @param itemsWritten items put (batch, checkpoint and run chunks, run headers)
      * @param itemsRead items returned by {@code Query} and {@code GetItem}
      * @param itemsDeleted items deleted
      * @param unprocessedResubmits {@code BatchWriteItem} calls that resubmitted unprocessed items

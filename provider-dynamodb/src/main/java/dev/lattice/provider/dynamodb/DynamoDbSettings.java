@@ -37,8 +37,8 @@ import java.util.regex.Pattern;
  *       deletes are resubmitted</td></tr>
  *   <tr><td>{@code tableActiveTimeout}</td><td>{@code 120s}</td><td>wait for a created table to become
  *       active</td></tr>
- *   <tr><td>{@code runCacheBytes}</td><td>{@value #DEFAULT_RUN_CACHE_BYTES}</td><td>bytes of run headers and chunk
- *       payloads the run store keeps for reads, 0 (off) to {@value #MAX_RUN_CACHE_BYTES}</td></tr>
+ *   <tr><td>{@code runCacheBytes}</td><td>{@code 4194304} (4 MiB)</td><td>bytes of run headers and chunk
+ *       payloads the run store keeps for reads, 0 (off) to {@code 1073741824} (1 GiB)</td></tr>
  *   <tr><td>{@code runChunkBytes}</td><td>{@value #DEFAULT_RUN_CHUNK_BYTES}</td><td>data bytes per chunk item of
  *       runs written from now on, {@value #MIN_RUN_CHUNK_BYTES} to {@value DynamoDbRunStore#MAX_CHUNK_BYTES}; also
  *       the store's preferred read size</td></tr>
@@ -475,8 +475,8 @@ public final class DynamoDbSettings {
          * "Run read cache"). Each chunk is charged its payload plus {@value RunCache#ENTRY_OVERHEAD_BYTES} bytes, each
          * header {@value RunCache#HEADER_BYTES} bytes.
          *
-         * @param bytes 0 (no cache: every read fetches the header and the chunks it spans) to
-         *     {@value #MAX_RUN_CACHE_BYTES}; default {@value #DEFAULT_RUN_CACHE_BYTES}
+         * @param bytes 0 (no cache: every read fetches the header and the chunks it spans) to 1073741824 (1 GiB);
+         *     default 4194304 (4 MiB)
          * @return this
          * @throws IllegalArgumentException naming {@code runCacheBytes} if out of bounds
          */

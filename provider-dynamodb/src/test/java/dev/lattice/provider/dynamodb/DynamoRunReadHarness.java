@@ -36,8 +36,10 @@ import static dev.lattice.conformance.WalTestSupport.randomBytes;
  *
  * <p>Uses only {@link DynamoDbSettings#fromUri} and the SPI, so it also compiles against code older than the run
  * cache (pass no options that code does not know). Against a private dynalite. Usage: {@code java -cp ...
- * dev.lattice.provider.dynamodb.DynamoRunReadHarness [runBytes=8388608] [blockBytes=65536] [randomReads=1000]
- * [randomBytes=4096] [options=name=value,...]}. Byte counts do not depend on the machine's load; times do.
+ * dev.lattice.provider.dynamodb.DynamoRunReadHarness [runBytes=8388608] [blockBytes=65536]
+ * [random=1000x4096,300x65536] [options=name=value,...]}: {@code random} lists phases of {@code count x bytes}
+ * reads at random positions (seeded), each with a fresh instance. Byte counts do not depend on the machine's load;
+ * times do.
  */
 public final class DynamoRunReadHarness {
 
@@ -49,17 +51,16 @@ public final class DynamoRunReadHarness {
     /**
      * Runs the harness.
      *
-     * @param args optional: run bytes, sequential block bytes, random reads, random read bytes, options
+     * @param args optional: run bytes, sequential block bytes, random phases, options
      * @throws Exception on any failure
      */
     public static void main(String[] args) throws Exception {
         int runBytes = args.length > 0 ? Integer.parseInt(args[0]) : 8 << 20;
         int blockBytes = args.length > 1 ? Integer.parseInt(args[1]) : 64 << 10;
-        int randomReads = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
-        int randomBytes = args.length > 3 ? Integer.parseInt(args[3]) : 4096;
+        String[] random = (args.length > 2 ? args[2] : "1000x4096,300x65536").split(",");
         Map<String, String> options = new HashMap<>();
-        if (args.length > 4 && !args[4].isBlank()) {
-            for (String kv : args[4].split(",")) {
+        if (args.length > 3 && !args[3].isBlank()) {
+            for (String kv : args[3].split(",")) {
                 int eq = kv.indexOf('=');
                 options.put(kv.substring(0, eq), kv.substring(eq + 1));
             }
@@ -108,19 +109,23 @@ public final class DynamoRunReadHarness {
                     throw new IllegalStateException("the run read back differs");
                 }
             }
-            try (DynamoDbWalStorageProvider p = DynamoDbWalStorageProvider.open(settings)) {
-                RunStore runs = p.runs();
-                Random rnd = new Random(7);
-                byte[] buf = new byte[randomBytes];
-                Phase r = Phase.start(p, proxy);
-                for (int i = 0; i < randomReads; i++) {
-                    int pos = rnd.nextInt(runBytes - randomBytes + 1);
-                    int n = runs.read(LOG, id, pos, buf, 0, randomBytes);
-                    if (n != randomBytes || !Arrays.equals(buf, 0, n, data, pos, pos + n)) {
-                        throw new IllegalStateException("random read at " + pos + " differs");
+            for (String phase : random) {
+                int randomReads = Integer.parseInt(phase.substring(0, phase.indexOf('x')));
+                int randomBytes = Integer.parseInt(phase.substring(phase.indexOf('x') + 1));
+                try (DynamoDbWalStorageProvider p = DynamoDbWalStorageProvider.open(settings)) {
+                    RunStore runs = p.runs();
+                    Random rnd = new Random(7);
+                    byte[] buf = new byte[randomBytes];
+                    Phase r = Phase.start(p, proxy);
+                    for (int i = 0; i < randomReads; i++) {
+                        int pos = rnd.nextInt(runBytes - randomBytes + 1);
+                        int n = runs.read(LOG, id, pos, buf, 0, randomBytes);
+                        if (n != randomBytes || !Arrays.equals(buf, 0, n, data, pos, pos + n)) {
+                            throw new IllegalStateException("random read at " + pos + " differs");
+                        }
                     }
+                    r.print("random, " + randomBytes + "-byte reads", randomReads, (long) randomReads * randomBytes);
                 }
-                r.print("random, " + randomBytes + "-byte reads", randomReads, (long) randomReads * randomBytes);
             }
             DynamoTestBackend.rawClient().deleteTable(b -> b.tableName(table));
         }
