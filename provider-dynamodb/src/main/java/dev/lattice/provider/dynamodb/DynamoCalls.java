@@ -21,6 +21,7 @@ import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.InternalServerErrorException;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.PutItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededException;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -213,12 +215,35 @@ final class DynamoCalls {
      *     failure (some keys may be deleted)
      */
     void batchDelete(LogId log, List<Map<String, AttributeValue>> keys) {
+        List<WriteRequest> all = new ArrayList<>(keys.size());
+        for (Map<String, AttributeValue> k : keys) {
+            all.add(WriteRequest.builder().deleteRequest(DeleteRequest.builder().key(k).build()).build());
+        }
+        batchWrite(log, all, "delete(s)", metrics::itemsDeleted);
+    }
+
+    /**
+     * Puts items unconditionally with {@code BatchWriteItem}, 25 per request, resubmitting {@code UnprocessedItems}
+     * as {@link #batchDelete} does. Never returns while an item is unprocessed. The caller keeps each request under
+     * DynamoDB's 16 MB (the run store sends at most 1 MiB of chunk data per call).
+     *
+     * @param log the log, for errors
+     * @param items the items to put
+     * @throws ProviderUnavailableException when items are still unprocessed at the deadline, or on a transient
+     *     failure (some items may be written)
+     */
+    void batchPut(LogId log, List<Map<String, AttributeValue>> items) {
+        List<WriteRequest> all = new ArrayList<>(items.size());
+        for (Map<String, AttributeValue> item : items) {
+            all.add(WriteRequest.builder().putRequest(PutRequest.builder().item(item).build()).build());
+        }
+        batchWrite(log, all, "put(s)", metrics::itemsWritten);
+    }
+
+    private void batchWrite(LogId log, List<WriteRequest> all, String what, LongConsumer processed) {
         long deadline = System.nanoTime() + batchWriteDeadline.toNanos();
-        for (int from = 0; from < keys.size(); from += 25) {
-            List<WriteRequest> pending = new ArrayList<>();
-            for (Map<String, AttributeValue> k : keys.subList(from, Math.min(keys.size(), from + 25))) {
-                pending.add(WriteRequest.builder().deleteRequest(DeleteRequest.builder().key(k).build()).build());
-            }
+        for (int from = 0; from < all.size(); from += 25) {
+            List<WriteRequest> pending = new ArrayList<>(all.subList(from, Math.min(all.size(), from + 25)));
             int attempt = 0;
             while (!pending.isEmpty()) {
                 List<WriteRequest> send = pending;
@@ -231,7 +256,7 @@ final class DynamoCalls {
                 }
                 List<WriteRequest> unprocessed = r.hasUnprocessedItems()
                         ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();
-                metrics.itemsDeleted(send.size() - unprocessed.size());
+                processed.accept(send.size() - unprocessed.size());
                 pending = unprocessed;
                 if (pending.isEmpty()) {
                     break;
@@ -240,7 +265,7 @@ final class DynamoCalls {
                 long now = System.nanoTime();
                 if (now >= deadline) {
                     throw new ProviderUnavailableException(log, "BatchWriteItem on table " + table + " left "
-                            + pending.size() + " delete(s) unprocessed after " + batchWriteDeadline.toMillis()
+                            + pending.size() + " " + what + " unprocessed after " + batchWriteDeadline.toMillis()
                             + " ms of resubmits (throttled); they were not reported as done", null);
                 }
                 long backoffMs = Math.min(1000, 25L << Math.min(attempt++, 6));
@@ -251,7 +276,7 @@ final class DynamoCalls {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new ProviderUnavailableException(log, "interrupted while resubmitting " + pending.size()
-                            + " unprocessed delete(s)", e);
+                            + " unprocessed " + what, e);
                 }
             }
         }

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Request counters of one provider instance: requests, throttled or failed requests and consumed capacity units per
- * DynamoDB operation, plus items written, read and deleted. Providers do not depend on Micrometer; read a
+ * DynamoDB operation, plus items written, read and deleted, and what run reads fetched or found in the run read
+ * cache. Providers do not depend on Micrometer; read a
  * {@link #snapshot()} (the engine or an operator's code can publish it) or let the provider log it at close.
  *
  * <p>Counters are {@link LongAdder}s and {@link DoubleAdder}s: thread-safe; a snapshot taken while calls run may mix
@@ -17,17 +18,20 @@ public final class DynamoDbMetrics {
 
     /** The DynamoDB operations the provider uses. */
     public enum Operation {
-        /** {@code GetItem}: head, tree and catalog items only, never one entry. */
+        /** {@code GetItem}: head, tree, catalog and run header items only, never one entry. */
         GET_ITEM,
-        /** {@code PutItem}: batch and checkpoint chunk items. */
+        /** {@code PutItem}: batch and checkpoint chunk items, run headers. */
         PUT_ITEM,
         /** {@code UpdateItem}: head, tree and catalog items. */
         UPDATE_ITEM,
         /** {@code DeleteItem}: conditional deletes of staged chunks (abort, reconcile). */
         DELETE_ITEM,
-        /** {@code Query}: reads, replay, trim and reconcile scans of one partition. */
+        /** {@code Query}: reads, replay, trim and reconcile scans of one partition, run chunk reads. */
         QUERY,
-        /** {@code BatchWriteItem}: unconditional deletes below the trim watermark and of dropped checkpoints. */
+        /**
+         * {@code BatchWriteItem}: unconditional deletes below the trim watermark, of dropped checkpoints and runs,
+         * and the chunk items of run writes.
+         */
         BATCH_WRITE_ITEM,
         /** {@code DescribeTable}, {@code CreateTable}: at open. */
         TABLE
@@ -41,6 +45,10 @@ public final class DynamoDbMetrics {
     private final LongAdder itemsRead = new LongAdder();
     private final LongAdder itemsDeleted = new LongAdder();
     private final LongAdder unprocessedResubmits = new LongAdder();
+    private final LongAdder runChunksFetched = new LongAdder();
+    private final LongAdder runChunkBytesFetched = new LongAdder();
+    private final LongAdder runChunkCacheHits = new LongAdder();
+    private final LongAdder runHeaderCacheHits = new LongAdder();
 
     /** Creates zeroed counters. */
     public DynamoDbMetrics() {
@@ -85,6 +93,19 @@ public final class DynamoDbMetrics {
         unprocessedResubmits.increment();
     }
 
+    void runChunkFetched(int payloadBytes) {
+        runChunksFetched.increment();
+        runChunkBytesFetched.add(payloadBytes);
+    }
+
+    void runChunkCacheHit() {
+        runChunkCacheHits.increment();
+    }
+
+    void runHeaderCacheHit() {
+        runHeaderCacheHits.increment();
+    }
+
     /** @return the counters now */
     public Snapshot snapshot() {
         Map<Operation, Long> r = new EnumMap<>(Operation.class);
@@ -96,7 +117,8 @@ public final class DynamoDbMetrics {
             c.put(op, capacity.get(op).sum());
         }
         return new Snapshot(Map.copyOf(r), Map.copyOf(f), Map.copyOf(c), conditionFailures.sum(),
-                itemsWritten.sum(), itemsRead.sum(), itemsDeleted.sum(), unprocessedResubmits.sum());
+                itemsWritten.sum(), itemsRead.sum(), itemsDeleted.sum(), unprocessedResubmits.sum(),
+                runChunksFetched.sum(), runChunkBytesFetched.sum(), runChunkCacheHits.sum(), runHeaderCacheHits.sum());
     }
 
     /**
@@ -107,14 +129,20 @@ public final class DynamoDbMetrics {
      * @param capacityUnits consumed capacity units the service reported, per operation (0 where it reports none)
      * @param conditionFailures conditional writes refused ({@code ConditionalCheckFailedException}): fences,
      *     retries recognised, compare-and-set races
-     * @param itemsWritten chunk items put (batch and checkpoint chunks)
+     * @param itemsWritten items put (batch, checkpoint and run chunks, run headers)
      * @param itemsRead items returned by {@code Query} and {@code GetItem}
      * @param itemsDeleted items deleted
      * @param unprocessedResubmits {@code BatchWriteItem} calls that resubmitted unprocessed items
+     * @param runChunksFetched run chunk items run reads received from {@code Query} (each verified; read-ahead
+     *     included)
+     * @param runChunkBytesFetched data bytes of those chunk items
+     * @param runChunkCacheHits run chunks run reads found in the run read cache instead
+     * @param runHeaderCacheHits run reads that found the run's header in the run read cache (no {@code GetItem})
      */
     public record Snapshot(Map<Operation, Long> requests, Map<Operation, Long> failures,
                            Map<Operation, Double> capacityUnits, long conditionFailures, long itemsWritten,
-                           long itemsRead, long itemsDeleted, long unprocessedResubmits) {
+                           long itemsRead, long itemsDeleted, long unprocessedResubmits, long runChunksFetched,
+                           long runChunkBytesFetched, long runChunkCacheHits, long runHeaderCacheHits) {
 
         /**
          * @param op an operation
@@ -152,7 +180,9 @@ public final class DynamoDbMetrics {
             return new Snapshot(Map.copyOf(r), Map.copyOf(f), Map.copyOf(c),
                     conditionFailures - earlier.conditionFailures, itemsWritten - earlier.itemsWritten,
                     itemsRead - earlier.itemsRead, itemsDeleted - earlier.itemsDeleted,
-                    unprocessedResubmits - earlier.unprocessedResubmits);
+                    unprocessedResubmits - earlier.unprocessedResubmits, runChunksFetched - earlier.runChunksFetched,
+                    runChunkBytesFetched - earlier.runChunkBytesFetched,
+                    runChunkCacheHits - earlier.runChunkCacheHits, runHeaderCacheHits - earlier.runHeaderCacheHits);
         }
 
         @Override
@@ -170,7 +200,11 @@ public final class DynamoDbMetrics {
                     .append(", conditionFailures=").append(conditionFailures)
                     .append(", itemsWritten=").append(itemsWritten).append(", itemsRead=").append(itemsRead)
                     .append(", itemsDeleted=").append(itemsDeleted)
-                    .append(", unprocessedResubmits=").append(unprocessedResubmits).toString();
+                    .append(", unprocessedResubmits=").append(unprocessedResubmits)
+                    .append(", runChunksFetched=").append(runChunksFetched)
+                    .append(", runChunkBytesFetched=").append(runChunkBytesFetched)
+                    .append(", runChunkCacheHits=").append(runChunkCacheHits)
+                    .append(", runHeaderCacheHits=").append(runHeaderCacheHits).toString();
         }
     }
 }

@@ -30,21 +30,36 @@ import java.util.zip.CRC32C;
 
 /**
  * Protocol part: runs (docs/providers/dynamodb.md, "Runs"). A run lives in a partition of its own,
- * {@code <log>/r/<id>}: chunk items of at most {@value #CHUNK_BYTES} bytes at sort key
- * {@code generation * 2^20 + index} (a random generation per write, so two writes never mix chunks), each with its
- * CRC32C, and a header item at sort key {@value #HEADER_SK} (length, CRC32C of the whole run, chunk count,
- * generation) written last with {@code attribute_not_exists}: the run is visible exactly when its header exists.
- * The log's run index item ({@code <log>/r}, sort key 0) holds the set of run ids, added before the first chunk, so
- * {@link #list} also finds the leftovers of failed writes (a missing header means incomplete).
+ * {@code <log>/r/<id>}: chunk items of {@code runChunkBytes} bytes (the last may be shorter; at most
+ * {@value #MAX_CHUNK_BYTES}) at sort key {@code generation * 2^20 + index} (a random generation per write, so two
+ * writes never mix chunks), each with its CRC32C, and a header item at sort key {@value #HEADER_SK} (length, CRC32C
+ * of the whole run, chunk count, generation, chunk size) written last with {@code attribute_not_exists}: the run is
+ * visible exactly when its header exists. The log's run index item ({@code <log>/r}, sort key 0) holds the set of run
+ * ids, added before the first chunk, so {@link #list} also finds the leftovers of failed writes (a missing header
+ * means incomplete).
+ *
+ * <p>Reads go through a {@link RunCache} of headers and verified chunk payloads (docs/providers/dynamodb.md, "Run
+ * read cache"), so a run read in blocks smaller than a chunk fetches each chunk once.
  *
  * <p>Thread-safe; shares its provider's life cycle.
  */
 final class DynamoDbRunStore implements RunStore {
 
-    /** Data bytes per chunk item (one 400 KB item minus room for keys and attributes). */
-    static final int CHUNK_BYTES = DynamoItemSize.MAX_ITEM_BYTES - 1024;
-    /** Runs up to 64 MiB (as checkpoints), read a chunk per request, about 5 ms per request. */
-    static final RunLimits LIMITS = new RunLimits(64L << 20, CHUNK_BYTES, 5_000);
+    /**
+     * Most data bytes per chunk item (one 400 KB item minus room for keys and attributes), and the chunk size of
+     * runs whose header names none (written before {@code runChunkBytes} existed).
+     */
+    static final int MAX_CHUNK_BYTES = DynamoItemSize.MAX_ITEM_BYTES - 1024;
+    /** Largest run: 64 MiB (as checkpoints). */
+    static final long MAX_RUN_BYTES = 64L << 20;
+    /** Typical latency of one ranged read (a {@code Query} of a few chunks), in microseconds. */
+    static final long READ_LATENCY_MICROS = 5_000;
+    /** Chunk bytes a sequential read fetches per {@code Query} at least (read-ahead), when the cache holds them. */
+    static final int READ_AHEAD_BYTES = MAX_CHUNK_BYTES;
+    /** Most chunk items per {@code BatchWriteItem} of a run write (DynamoDB's limit). */
+    static final int MAX_BATCH_CHUNKS = 25;
+    /** Most chunk data bytes per {@code BatchWriteItem} of a run write: bounds the request held in memory. */
+    static final int MAX_BATCH_BYTES = 1 << 20;
     /** Sort key of a run's header item. */
     static final long HEADER_SK = 0;
 
@@ -54,12 +69,39 @@ final class DynamoDbRunStore implements RunStore {
     private static final String GENERATION = "rg";
     private static final String RUN_CRC = "rx";
     private static final String IDS = "ri";
+    private static final String CHUNK_SIZE = "rb";
 
     private final Heads heads;
+    private final DynamoDbMetrics metrics;
+    private final RunCache cache;
+    private final int chunkBytes;
+    private final RunLimits limits;
+    private final int readAheadChunks;
 
-    /** @param heads the head access shared by the protocol parts */
-    DynamoDbRunStore(Heads heads) {
+    /**
+     * @param heads the head access shared by the protocol parts
+     * @param metrics the provider's counters
+     * @param chunkBytes data bytes per chunk item of runs written, 1 to {@value #MAX_CHUNK_BYTES}
+     * @param cacheBytes the run read cache's budget, 0 for none
+     */
+    DynamoDbRunStore(Heads heads, DynamoDbMetrics metrics, int chunkBytes, long cacheBytes) {
+        if (chunkBytes < 1 || chunkBytes > MAX_CHUNK_BYTES) {
+            throw new IllegalArgumentException("option 'runChunkBytes' must be in 1.." + MAX_CHUNK_BYTES + ", got "
+                    + chunkBytes);
+        }
         this.heads = heads;
+        this.metrics = metrics;
+        this.chunkBytes = chunkBytes;
+        this.cache = new RunCache(cacheBytes);
+        this.limits = new RunLimits(MAX_RUN_BYTES, chunkBytes, READ_LATENCY_MICROS);
+        // read-ahead only when a quarter of the cache holds it, so that concurrent sequential readers keep theirs
+        long ahead = Math.min(READ_AHEAD_BYTES, cacheBytes / 4);
+        this.readAheadChunks = (int) Math.max(1, ahead / (chunkBytes + RunCache.ENTRY_OVERHEAD_BYTES));
+    }
+
+    /** @return the read cache (tests, drop) */
+    RunCache cache() {
+        return cache;
     }
 
     private static long sortKey(long generation, int index) {
@@ -70,40 +112,44 @@ final class DynamoDbRunStore implements RunStore {
         return Layout.key(heads.layout().runIndexKey(log), Layout.META_SK);
     }
 
-    /** A run's header: what {@link #read} needs. */
-    private record Header(long length, int crc32c, int chunks, long generation) {
-        RunInfo info(RunId id) {
-            return new RunInfo(id, length, crc32c, true);
-        }
-    }
-
-    private Header header(LogId log, String rpk) {
+    /** Reads a header from the table (strongly consistent); null when absent. */
+    private RunHeader header(LogId log, String rpk) {
         Map<String, AttributeValue> item = heads.calls().get(log, Layout.key(rpk, HEADER_SK));
         if (item == null) {
             return null;
         }
+        RunHeader h;
         try {
-            return new Header(Layout.num(item, LENGTH), (int) Layout.num(item, RUN_CRC),
-                    (int) Layout.num(item, CHUNKS), Layout.num(item, GENERATION));
+            h = new RunHeader(Layout.num(item, LENGTH), (int) Layout.num(item, RUN_CRC),
+                    (int) Layout.num(item, CHUNKS), Layout.num(item, GENERATION),
+                    item.containsKey(CHUNK_SIZE) ? (int) Layout.num(item, CHUNK_SIZE) : MAX_CHUNK_BYTES);
         } catch (RuntimeException e) {
             throw new CorruptLogException(log, -1, "run header " + rpk + " cannot be decoded: " + e.getMessage(), e);
         }
+        if (h.length() < 0 || h.chunkBytes() < 1 || h.chunkBytes() > MAX_CHUNK_BYTES
+                || h.chunks() != (h.length() + h.chunkBytes() - 1) / h.chunkBytes()) {
+            throw new CorruptLogException(log, -1, "run header " + rpk + " is inconsistent: length " + h.length()
+                    + ", " + h.chunks() + " chunks of " + h.chunkBytes() + " bytes");
+        }
+        return h;
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>Requests: a {@code GetItem} of the header, an {@code UpdateItem} of the run index, one {@code PutItem} per
-     * chunk, the header's conditional {@code PutItem}. A failure deletes the chunks written (best effort; a
-     * leftover is listed as incomplete and removed by {@link #delete}).
+     * <p>Requests: a {@code GetItem} of the header, an {@code UpdateItem} of the run index, one
+     * {@code BatchWriteItem} per {@value #MAX_BATCH_CHUNKS} chunks or {@value #MAX_BATCH_BYTES} bytes of chunk data
+     * (unprocessed items resubmitted until {@code batchWriteDeadline}), the header's conditional {@code PutItem}. A
+     * failure deletes the chunks written (best effort; a leftover is listed as incomplete and removed by
+     * {@link #delete}). The header stored is cached for reads.
      */
     @Override
     public RunInfo write(LogId log, Fence fence, RunId id, InputStream data, long length) {
-        SpiChecks.runWrite(log, fence, id, data, length, LIMITS);
+        SpiChecks.runWrite(log, fence, id, data, length, limits);
         heads.ensureOpen();
         heads.currentHead(heads.slot(log), fence);
         String rpk = heads.layout().runKey(log, id);
-        Header existing = header(log, rpk);
+        RunHeader existing = header(log, rpk);
         if (existing != null) {
             int crc = crcOfStream(log, id, data, length);
             return sameOrConflict(log, id, existing, length, crc);
@@ -111,25 +157,35 @@ final class DynamoDbRunStore implements RunStore {
         heads.calls().update(log, indexKey(log), "ADD #ri :id", null, Map.of("#ri", IDS),
                 Map.of(":id", AttributeValue.fromSs(List.of(id.value()))), ReturnValue.NONE);
         long generation = ThreadLocalRandom.current().nextLong(1, 1L << 40);
-        int chunks = (int) ((length + CHUNK_BYTES - 1) / CHUNK_BYTES);
+        int chunks = (int) ((length + chunkBytes - 1) / chunkBytes);
         CRC32C whole = new CRC32C();
         int attempted = 0;
-        Header h;
+        RunHeader h;
         try {
-            byte[] buf = new byte[CHUNK_BYTES];
+            byte[] buf = new byte[chunkBytes];
+            List<Map<String, AttributeValue>> batch = new ArrayList<>();
+            long batchBytes = 0;
             for (int i = 0; i < chunks; i++) {
-                int n = (int) Math.min(CHUNK_BYTES, length - (long) i * CHUNK_BYTES);
+                int n = (int) Math.min(chunkBytes, length - (long) i * chunkBytes);
                 readBytes(log, id, data, buf, n);
                 byte[] bytes = Arrays.copyOf(buf, n);
                 whole.update(bytes, 0, n);
-                attempted = i + 1;
-                putChunk(log, rpk, generation, i, bytes);
+                batch.add(chunkItem(rpk, generation, i, bytes));
+                batchBytes += n;
+                if (i == chunks - 1 || batch.size() == MAX_BATCH_CHUNKS || batchBytes + chunkBytes > MAX_BATCH_BYTES) {
+                    attempted = i + 1;
+                    heads.calls().batchPut(log, batch);
+                    batch = new ArrayList<>();
+                    batchBytes = 0;
+                }
             }
-            h = new Header(length, (int) whole.getValue(), chunks, generation);
+            h = new RunHeader(length, (int) whole.getValue(), chunks, generation, chunkBytes);
         } catch (RuntimeException e) {
             discardChunks(log, rpk, generation, attempted, e);
             throw e;
         }
+        RunCache.RunKey key = new RunCache.RunKey(log, id);
+        long stamp = cache.stamp(key);
         boolean stored;
         try {
             stored = heads.calls().put(log, headerItem(rpk, h), "attribute_not_exists(#p)", Map.of("#p", Layout.PK),
@@ -146,11 +202,12 @@ final class DynamoDbRunStore implements RunStore {
             throw e;
         }
         if (stored) {
+            cache.putHeader(key, h, stamp);
             return h.info(id);
         }
         // Another write of the same id won the header: ours is a duplicate or a conflict.
         discardChunks(log, rpk, generation, attempted, null);
-        Header winner = header(log, rpk);
+        RunHeader winner = header(log, rpk);
         if (winner == null) {
             throw new WalStorageException(log, "run " + id + ": its header was refused and is now gone "
                     + "(deleted meanwhile?); retry");
@@ -158,7 +215,7 @@ final class DynamoDbRunStore implements RunStore {
         return sameOrConflict(log, id, winner, length, h.crc32c());
     }
 
-    private static Map<String, AttributeValue> headerItem(String rpk, Header h) {
+    private static Map<String, AttributeValue> headerItem(String rpk, RunHeader h) {
         Map<String, AttributeValue> item = new HashMap<>();
         item.put(Layout.PK, Layout.s(rpk));
         item.put(Layout.SK, Layout.n(HEADER_SK));
@@ -166,10 +223,11 @@ final class DynamoDbRunStore implements RunStore {
         item.put(RUN_CRC, Layout.n(h.crc32c()));
         item.put(CHUNKS, Layout.n(h.chunks()));
         item.put(GENERATION, Layout.n(h.generation()));
+        item.put(CHUNK_SIZE, Layout.n(h.chunkBytes()));
         return item;
     }
 
-    private static RunInfo sameOrConflict(LogId log, RunId id, Header found, long length, int crc) {
+    private static RunInfo sameOrConflict(LogId log, RunId id, RunHeader found, long length, int crc) {
         if (found.length() != length || found.crc32c() != crc) {
             throw new RunConflictException(log, id, found.info(id), length);
         }
@@ -197,7 +255,7 @@ final class DynamoDbRunStore implements RunStore {
         return (int) c.getValue();
     }
 
-    private void putChunk(LogId log, String rpk, long generation, int index, byte[] bytes) {
+    private static Map<String, AttributeValue> chunkItem(String rpk, long generation, int index, byte[] bytes) {
         Map<String, AttributeValue> item = new HashMap<>();
         item.put(Layout.PK, Layout.s(rpk));
         item.put(Layout.SK, Layout.n(sortKey(generation, index)));
@@ -205,7 +263,7 @@ final class DynamoDbRunStore implements RunStore {
         CRC32C c = new CRC32C();
         c.update(bytes, 0, bytes.length);
         item.put(Layout.CRC, Layout.n((int) c.getValue()));
-        heads.calls().put(log, item, null, null, null);
+        return item;
     }
 
     /** Best effort: deletes the chunks a failed or duplicate write left. */
@@ -227,59 +285,137 @@ final class DynamoDbRunStore implements RunStore {
     /**
      * {@inheritDoc}
      *
-     * <p>Requests: a {@code GetItem} of the header, then one strongly consistent {@code Query} over the chunks the
-     * range spans (paged, about two chunks per 1 MB page).
+     * <p>Requests: a {@code GetItem} of the header unless the read cache holds it, then, unless the cache holds every
+     * chunk the range spans, one strongly consistent {@code Query} from the first chunk missing to the last (paged,
+     * 1 MB per page), extended to {@value #READ_AHEAD_BYTES} bytes of chunks when the read continues where the
+     * previous fetch of this run ended (read-ahead of a sequential read). Every chunk fetched is checked (sort key,
+     * CRC32C, length) and then cached. When a chunk is missing although the header came from the cache (the run was
+     * deleted, or deleted and written again, by another provider instance), the header is forgotten and read again
+     * once: the run is then not found, or read from its current chunks.
      */
     @Override
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
         SpiChecks.runRead(log, id, position, dst, off, len);
         heads.ensureOpen();
         String rpk = heads.layout().runKey(log, id);
-        Header h = header(log, rpk);
-        if (h == null) {
-            throw new RunNotFoundException(log, id);
+        RunCache.RunKey key = new RunCache.RunKey(log, id);
+        for (int attempt = 0; ; attempt++) {
+            long stamp = cache.stamp(key);
+            RunCache.CachedRun run = attempt == 0 ? cache.header(key) : null;
+            boolean cachedHeader = run != null;
+            if (cachedHeader) {
+                metrics.runHeaderCacheHit();
+            } else {
+                RunHeader fresh = header(log, rpk);
+                if (fresh == null) {
+                    throw new RunNotFoundException(log, id);
+                }
+                run = cache.putHeader(key, fresh, stamp);
+            }
+            RunHeader h = run.header;
+            if (len == 0) {
+                return 0;
+            }
+            if (position >= h.length()) {
+                return -1;
+            }
+            int n = (int) Math.min(len, h.length() - position);
+            int missing = copy(log, id, rpk, key, run, stamp, position, n, dst, off);
+            if (missing < 0) {
+                return n;
+            }
+            if (!cachedHeader) {
+                throw lost(log, id, missing, h);
+            }
+            cache.invalidate(key);
         }
-        if (len == 0) {
-            return 0;
+    }
+
+    /**
+     * Copies bytes {@code [position, position + n)} of a run into {@code dst}, from the cache and one fetch.
+     *
+     * @return -1 when done, or the index of a chunk the table does not hold (nothing is copied then)
+     */
+    private int copy(LogId log, RunId id, String rpk, RunCache.RunKey key, RunCache.CachedRun run, long stamp,
+                     long position, int n, byte[] dst, int off) {
+        RunHeader h = run.header;
+        int cb = h.chunkBytes();
+        int first = (int) (position / cb);
+        int last = (int) ((position + n - 1) / cb);
+        byte[][] parts = new byte[last - first + 1][];
+        int lo = -1;
+        int hi = -1;
+        for (int i = first; i <= last; i++) {
+            parts[i - first] = cache.chunk(key, h.generation(), i);
+            if (parts[i - first] == null) {
+                lo = lo < 0 ? i : lo;
+                hi = i;
+            }
         }
-        if (position >= h.length()) {
-            return -1;
+        for (int i = first; i <= last; i++) {
+            if (parts[i - first] != null && (lo < 0 || i < lo || i > hi)) {
+                metrics.runChunkCacheHit();
+            }
         }
-        int n = (int) Math.min(len, h.length() - position);
-        int firstChunk = (int) (position / CHUNK_BYTES);
-        int lastChunk = (int) ((position + n - 1) / CHUNK_BYTES);
-        int expected = firstChunk;
+        if (lo >= 0) {
+            int to = hi;
+            if (cache.enabled() && run.nextChunk() == lo) {
+                to = Math.min(h.chunks() - 1, Math.max(hi, lo + readAheadChunks - 1));
+            }
+            int missing = fetch(log, id, rpk, key, h, stamp, lo, to, first, parts);
+            if (missing >= 0) {
+                return missing;
+            }
+            run.fetchedUpTo(to + 1);
+        }
         int done = 0;
+        for (int i = first; i <= last; i++) {
+            byte[] c = parts[i - first];
+            int from = (int) Math.max(0, position + done - (long) i * cb);
+            int count = Math.min(c.length - from, n - done);
+            System.arraycopy(c, from, dst, off + done, count);
+            done += count;
+        }
+        return -1;
+    }
+
+    /**
+     * Fetches chunks {@code lo..to} with one paged {@code Query}, checks and caches each, and puts those within
+     * {@code first .. first + parts.length - 1} into {@code parts}.
+     *
+     * @return -1, or the index of the first chunk the table does not hold
+     * @throws CorruptLogException if a chunk fails its CRC32C or its length is not what the header says
+     */
+    private int fetch(LogId log, RunId id, String rpk, RunCache.RunKey key, RunHeader h, long stamp, int lo, int to,
+                      int first, byte[][] parts) {
+        int expected = lo;
         Map<String, AttributeValue> start = null;
         do {
-            QueryResponse r = heads.calls().query(log, Layout.rangeQuery(rpk, sortKey(h.generation(), firstChunk),
-                    sortKey(h.generation(), lastChunk), start, false, 0));
+            QueryResponse r = heads.calls().query(log, Layout.rangeQuery(rpk, sortKey(h.generation(), lo),
+                    sortKey(h.generation(), to), start, false, 0));
             for (Map<String, AttributeValue> item : r.items()) {
                 if (Layout.num(item, Layout.SK) != sortKey(h.generation(), expected)) {
-                    throw lost(log, id, expected, h);
+                    return expected;
                 }
                 byte[] bytes = VerifyingChunkStream.checkCrc32c(log, -1, "run " + id, expected,
                         Layout.bin(item, DATA), (int) Layout.num(item, Layout.CRC));
-                long chunkStart = (long) expected * CHUNK_BYTES;
-                int from = (int) Math.max(0, position + done - chunkStart);
-                int count = Math.min(bytes.length - from, n - done);
-                if (count <= 0 || (expected < h.chunks() - 1 && bytes.length != CHUNK_BYTES)) {
+                if (bytes.length != h.bytesOfChunk(expected)) {
                     throw new CorruptLogException(log, -1, "run " + id + ": chunk " + expected + " holds "
-                            + bytes.length + " bytes, not what its header says");
+                            + bytes.length + " bytes, its header says " + h.bytesOfChunk(expected));
                 }
-                System.arraycopy(bytes, from, dst, off + done, count);
-                done += count;
+                metrics.runChunkFetched(bytes.length);
+                cache.putChunk(key, h.generation(), expected, bytes, stamp);
+                if (expected >= first && expected - first < parts.length) {
+                    parts[expected - first] = bytes;
+                }
                 expected++;
             }
             start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
-        } while (start != null && done < n);
-        if (done < n) {
-            throw lost(log, id, expected, h);
-        }
-        return n;
+        } while (start != null && expected <= to);
+        return expected <= to ? expected : -1;
     }
 
-    private static WalStorageException lost(LogId log, RunId id, int index, Header h) {
+    private static WalStorageException lost(LogId log, RunId id, int index, RunHeader h) {
         return new WalStorageException(log, "run " + id + " lost chunk " + index + " of " + h.chunks()
                 + " (deleted meanwhile?)");
     }
@@ -288,7 +424,9 @@ final class DynamoDbRunStore implements RunStore {
      * {@inheritDoc}
      *
      * <p>Deletes the header first (readers stop seeing the run), then every chunk of the run's partition, then its
-     * id from the run index.
+     * id from the run index. The run leaves the read cache right after its header's delete (also when that delete
+     * fails), and nothing fetched before can be cached again, so a read after {@code delete} returns finds no
+     * header and throws {@link RunNotFoundException}.
      */
     @Override
     public void delete(LogId log, Fence fence, RunId id) {
@@ -296,7 +434,11 @@ final class DynamoDbRunStore implements RunStore {
         heads.ensureOpen();
         heads.currentHead(heads.slot(log), fence);
         String rpk = heads.layout().runKey(log, id);
-        heads.calls().delete(log, Layout.key(rpk, HEADER_SK), null, null, null);
+        try {
+            heads.calls().delete(log, Layout.key(rpk, HEADER_SK), null, null, null);
+        } finally {
+            cache.invalidate(new RunCache.RunKey(log, id));
+        }
         heads.calls().deleteAllBetween(log, rpk, Long.MIN_VALUE, Long.MAX_VALUE);
         heads.calls().update(log, indexKey(log), "DELETE #ri :id", null, Map.of("#ri", IDS),
                 Map.of(":id", AttributeValue.fromSs(List.of(id.value()))), ReturnValue.NONE);
@@ -318,14 +460,35 @@ final class DynamoDbRunStore implements RunStore {
         }
         for (String v : new TreeSet<>(index.get(IDS).ss())) {
             RunId id = new RunId(v);
-            Header h = header(log, heads.layout().runKey(log, id));
+            RunHeader h = header(log, heads.layout().runKey(log, id));
             out.add(h == null ? new RunInfo(id, 0, 0, false) : h.info(id));
         }
         return out;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Runs up to {@value #MAX_RUN_BYTES} bytes; the preferred read size is this instance's {@code runChunkBytes}
+     * (one chunk item costs one request); about {@value #READ_LATENCY_MICROS} microseconds per read request.
+     */
     @Override
     public RunLimits limits() {
-        return LIMITS;
+        return limits;
+    }
+
+    /**
+     * Forgets every cached run of a log (after {@code drop}), so a log created again under the same name never
+     * reads the dropped runs' headers or chunks.
+     *
+     * @param log the log
+     */
+    void forget(LogId log) {
+        cache.invalidateLog(log);
+    }
+
+    /** Empties the read cache (the provider closed). */
+    void closeCache() {
+        cache.clear();
     }
 }

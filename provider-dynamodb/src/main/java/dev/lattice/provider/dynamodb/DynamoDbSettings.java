@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 
 /**
  * The DynamoDB provider's configuration: table, region, endpoint override, credentials, table creation, key prefix,
- * timeouts and retries. Built from a URI plus options ({@link #fromUri(URI, Map)}) or with {@link #builder()}.
+ * timeouts and retries, and the run store's chunk size and read cache. Built from a URI plus options ({@link #fromUri(URI, Map)}) or with {@link #builder()}.
  *
  * <p>Options (URI query or map; the map wins):
  * <table>
@@ -37,6 +37,11 @@ import java.util.regex.Pattern;
  *       deletes are resubmitted</td></tr>
  *   <tr><td>{@code tableActiveTimeout}</td><td>{@code 120s}</td><td>wait for a created table to become
  *       active</td></tr>
+ *   <tr><td>{@code runCacheBytes}</td><td>{@code 4194304} (4 MiB)</td><td>bytes of run headers and chunk
+ *       payloads the run store keeps for reads, 0 (off) to {@code 1073741824} (1 GiB)</td></tr>
+ *   <tr><td>{@code runChunkBytes}</td><td>{@value #DEFAULT_RUN_CHUNK_BYTES}</td><td>data bytes per chunk item of
+ *       runs written from now on, {@value #MIN_RUN_CHUNK_BYTES} to {@value DynamoDbRunStore#MAX_CHUNK_BYTES}; also
+ *       the store's preferred read size</td></tr>
  * </table>
  *
  * <p>Immutable and thread-safe. {@link #toString()} never shows the secret key or session token.
@@ -46,7 +51,17 @@ public final class DynamoDbSettings {
     /** The option names {@link #fromUri(URI, Map)} accepts. */
     public static final Set<String> OPTIONS = Set.of("table", "region", "endpoint", "accessKeyId", "secretAccessKey",
             "sessionToken", "createTable", "keyPrefix", "apiCallTimeout", "apiCallAttemptTimeout", "connectTimeout",
-            "socketTimeout", "maxAttempts", "batchWriteDeadline", "tableActiveTimeout");
+            "socketTimeout", "maxAttempts", "batchWriteDeadline", "tableActiveTimeout", "runCacheBytes",
+            "runChunkBytes");
+
+    /** Default of {@code runCacheBytes}: 4 MiB. */
+    public static final long DEFAULT_RUN_CACHE_BYTES = 4L << 20;
+    /** Largest {@code runCacheBytes}: 1 GiB. */
+    public static final long MAX_RUN_CACHE_BYTES = 1L << 30;
+    /** Default of {@code runChunkBytes}: 64 KiB. */
+    public static final int DEFAULT_RUN_CHUNK_BYTES = 64 << 10;
+    /** Smallest {@code runChunkBytes}: 4 KiB. */
+    public static final int MIN_RUN_CHUNK_BYTES = 4 << 10;
 
     private static final Pattern TABLE = Pattern.compile("[A-Za-z0-9_.-]{3,255}");
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_.-]{0,64}");
@@ -67,6 +82,8 @@ public final class DynamoDbSettings {
     private final int maxAttempts;
     private final Duration batchWriteDeadline;
     private final Duration tableActiveTimeout;
+    private final long runCacheBytes;
+    private final int runChunkBytes;
 
     private DynamoDbSettings(Builder b) {
         this.table = b.table;
@@ -85,6 +102,8 @@ public final class DynamoDbSettings {
         this.maxAttempts = b.maxAttempts;
         this.batchWriteDeadline = b.batchWriteDeadline;
         this.tableActiveTimeout = b.tableActiveTimeout;
+        this.runCacheBytes = b.runCacheBytes;
+        this.runChunkBytes = b.runChunkBytes;
     }
 
     /** @return a builder with the defaults */
@@ -146,6 +165,9 @@ public final class DynamoDbSettings {
         b.maxAttempts((int) o.getLong("maxAttempts", b.maxAttempts, 1, 20));
         b.batchWriteDeadline(o.getDuration("batchWriteDeadline", b.batchWriteDeadline));
         b.tableActiveTimeout(o.getDuration("tableActiveTimeout", b.tableActiveTimeout));
+        b.runCacheBytes(o.getLong("runCacheBytes", b.runCacheBytes, 0, MAX_RUN_CACHE_BYTES));
+        b.runChunkBytes((int) o.getLong("runChunkBytes", b.runChunkBytes, MIN_RUN_CHUNK_BYTES,
+                DynamoDbRunStore.MAX_CHUNK_BYTES));
         return b.build();
     }
 
@@ -246,6 +268,18 @@ public final class DynamoDbSettings {
         return tableActiveTimeout;
     }
 
+    /**
+     * @return the run read cache's budget in bytes (headers and verified chunk payloads of runs), 0 when it is off
+     */
+    public long runCacheBytes() {
+        return runCacheBytes;
+    }
+
+    /** @return data bytes per chunk item of runs this provider writes; also its runs' preferred read size */
+    public int runChunkBytes() {
+        return runChunkBytes;
+    }
+
     /** @return the settings without secrets: table, region, endpoint, whether static credentials are set, options */
     @Override
     public String toString() {
@@ -254,7 +288,8 @@ public final class DynamoDbSettings {
                 + ", credentials=" + (accessKeyId == null ? "default chain" : "static (key id set)")
                 + ", createTable=" + createTable + ", keyPrefix='" + keyPrefix + "', apiCallTimeout="
                 + apiCallTimeout + ", apiCallAttemptTimeout=" + apiCallAttemptTimeout + ", socketTimeout=" + socketTimeout
-                + ", maxAttempts=" + maxAttempts + "]";
+                + ", maxAttempts=" + maxAttempts + ", runCacheBytes=" + runCacheBytes + ", runChunkBytes="
+                + runChunkBytes + "]";
     }
 
     /** Builds {@link DynamoDbSettings}. Not thread-safe. */
@@ -274,6 +309,8 @@ public final class DynamoDbSettings {
         private int maxAttempts = 3;
         private Duration batchWriteDeadline = Duration.ofSeconds(30);
         private Duration tableActiveTimeout = Duration.ofSeconds(120);
+        private long runCacheBytes = DEFAULT_RUN_CACHE_BYTES;
+        private int runChunkBytes = DEFAULT_RUN_CHUNK_BYTES;
 
         private Builder() {
         }
@@ -429,6 +466,46 @@ public final class DynamoDbSettings {
          */
         public Builder tableActiveTimeout(Duration timeout) {
             this.tableActiveTimeout = positive("tableActiveTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * Sets the run read cache's budget: run headers and verified chunk payloads this provider instance keeps so
+         * that reads of a run in blocks smaller than a chunk fetch each chunk once (docs/providers/dynamodb.md,
+         * "Run read cache"). Each chunk is charged its payload plus {@value RunCache#ENTRY_OVERHEAD_BYTES} bytes, each
+         * header {@value RunCache#HEADER_BYTES} bytes.
+         *
+         * @param bytes 0 (no cache: every read fetches the header and the chunks it spans) to 1073741824 (1 GiB);
+         *     default 4194304 (4 MiB)
+         * @return this
+         * @throws IllegalArgumentException naming {@code runCacheBytes} if out of bounds
+         */
+        public Builder runCacheBytes(long bytes) {
+            if (bytes < 0 || bytes > MAX_RUN_CACHE_BYTES) {
+                throw new IllegalArgumentException("option 'runCacheBytes' must be in 0.." + MAX_RUN_CACHE_BYTES
+                        + " (0 turns the run read cache off), got " + bytes);
+            }
+            this.runCacheBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the data bytes per chunk item of runs written from now on (runs already written keep theirs: it is
+         * in their header) and the run store's preferred read size ({@code RunLimits.preferredReadBytes}). A read
+         * fetches whole chunk items, so this is what a point read of a block costs at least; smaller chunks mean
+         * more items per run written (docs/providers/dynamodb.md, "Chunk size").
+         *
+         * @param bytes {@value #MIN_RUN_CHUNK_BYTES} to {@value DynamoDbRunStore#MAX_CHUNK_BYTES} (one 400 KB item
+         *     minus 1 KiB); default {@value #DEFAULT_RUN_CHUNK_BYTES}
+         * @return this
+         * @throws IllegalArgumentException naming {@code runChunkBytes} if out of bounds
+         */
+        public Builder runChunkBytes(int bytes) {
+            if (bytes < MIN_RUN_CHUNK_BYTES || bytes > DynamoDbRunStore.MAX_CHUNK_BYTES) {
+                throw new IllegalArgumentException("option 'runChunkBytes' must be in " + MIN_RUN_CHUNK_BYTES + ".."
+                        + DynamoDbRunStore.MAX_CHUNK_BYTES + ", got " + bytes);
+            }
+            this.runChunkBytes = bytes;
             return this;
         }
 

@@ -107,7 +107,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         this.trims = new Trims(heads, staging);
         this.checkpoints = new DynamoDbCheckpointStore(heads);
         this.reconciler = new Reconciler(heads, checkpoints);
-        this.runs = new DynamoDbRunStore(heads);
+        this.runs = new DynamoDbRunStore(heads, metrics, settings.runChunkBytes(), settings.runCacheBytes());
         this.drops = new LogDrop(heads, runs);
     }
 
@@ -324,6 +324,7 @@ public final class DynamoDbWalStorageProvider implements WalStorageProvider {
         if (!heads.close()) {
             return;
         }
+        runs.closeCache();
         LOG.debug("closing DynamoDB provider on table {}: {}", settings.table(), metrics.snapshot());
         if (ownedClient != null) {
             ownedClient.close();

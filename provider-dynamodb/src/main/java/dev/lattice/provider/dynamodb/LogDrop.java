@@ -61,6 +61,7 @@ final class LogDrop {
             }
         }
         heads.forget(log);
+        runs.forget(log);
         Map<String, AttributeValue> tree = calls.update(log, Layout.key(layout.treeKey(log.tree()), Layout.META_SK),
                 "DELETE #ps :p", "attribute_exists(#ps)", Map.of("#ps", Layout.PARTITIONS),
                 Map.of(":p", AttributeValue.fromNs(List.of(Integer.toString(log.partition())))), ReturnValue.ALL_NEW);

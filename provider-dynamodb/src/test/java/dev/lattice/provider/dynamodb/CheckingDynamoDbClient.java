@@ -43,6 +43,7 @@ import java.util.function.Supplier;
  *       {@link ItemLimitExceededError} before the request is sent, so an emulator that counts more leniently cannot
  *       hide an oversized item;</li>
  *   <li>counts requests per type and records the keys of every GetItem;</li>
+ *   <li>runs test actions just before a request is sent or just after its response arrived;</li>
  *   <li>injects faults: a rule matches requests of a type (and a predicate), may skip some, then fails a number of
  *       them before sending (nothing reached the server) or after (the request landed, its response is lost);</li>
  *   <li>simulates throttled {@code BatchWriteItem}s by sending only part of a request and returning the rest as
@@ -103,6 +104,7 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
     private volatile int unprocessedCalls;
     private volatile boolean unprocessedForever;
     private volatile Consumer<DynamoDbRequest> beforeSend;
+    private volatile Consumer<DynamoDbRequest> afterReceive;
 
     CheckingDynamoDbClient(DynamoDbClient delegate) {
         this.delegate = delegate;
@@ -136,9 +138,21 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
         this.beforeSend = action;
     }
 
-    /** Removes every fault rule, the {@link #beforeSending} action and throttling simulation. */
+    /**
+     * Sets an action run just after each request was answered by the server, before the response is returned to
+     * the provider, on the calling thread; null for none. Lets a test change the table (or the provider's state)
+     * between a read's response and what the provider does with it.
+     *
+     * @param action the action, given the request
+     */
+    void afterReceiving(Consumer<DynamoDbRequest> action) {
+        this.afterReceive = action;
+    }
+
+    /** Removes every fault rule, the {@link #beforeSending} and {@link #afterReceiving} actions and throttling. */
     void clearFaults() {
         beforeSend = null;
+        afterReceive = null;
         rules.clear();
         unprocessedCalls = 0;
         unprocessedForever = false;
@@ -206,6 +220,10 @@ final class CheckingDynamoDbClient implements DynamoDbClient {
             throw firing.error.get();
         }
         T result = send.get();
+        Consumer<DynamoDbRequest> after = afterReceive;
+        if (after != null) {
+            after.accept(request);
+        }
         if (firing != null) {
             throw firing.error.get();
         }

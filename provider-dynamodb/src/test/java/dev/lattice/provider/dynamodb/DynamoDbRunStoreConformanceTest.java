@@ -6,7 +6,7 @@ import dev.lattice.spi.WalStorageProvider;
 
 /**
  * The run store spec against dynalite started by the test run (or a real endpoint, see {@link DynamoTestBackend}):
- * each test gets its own table; boundary reads cross the provider's {@value DynamoDbRunStore#CHUNK_BYTES}-byte chunk
+ * each test gets its own table; boundary reads cross the provider's {@value DynamoDbSettings#DEFAULT_RUN_CHUNK_BYTES}-byte chunk
  * items exactly, and every item passes {@link CheckingDynamoDbClient}'s 400 KB check.
  */
 class DynamoDbRunStoreConformanceTest extends RunStoreConformanceTest {
@@ -30,6 +30,6 @@ class DynamoDbRunStoreConformanceTest extends RunStoreConformanceTest {
 
     @Override
     protected int chunkBytes() {
-        return DynamoDbRunStore.CHUNK_BYTES;
+        return DynamoDbSettings.DEFAULT_RUN_CHUNK_BYTES;
     }
 }

@@ -55,6 +55,11 @@ class OptionsAndDiscoveryTest {
         "dynamodb://tbl?maxAttempts=0                      | option 'maxAttempts' must be in 1..20",
         "dynamodb://tbl?apiCallTimeout=soon                | option 'apiCallTimeout' must be a duration",
         "dynamodb://tbl?batchWriteDeadline=0s              | option 'batchWriteDeadline' must be positive",
+        "dynamodb://tbl?runCacheBytes=-1                   | option 'runCacheBytes' must be in 0..1073741824",
+        "dynamodb://tbl?runCacheBytes=1073741825           | option 'runCacheBytes' must be in 0..1073741824",
+        "dynamodb://tbl?runCacheBytes=4MiB                 | option 'runCacheBytes' must be an integer",
+        "dynamodb://tbl?runChunkBytes=4095                 | option 'runChunkBytes' must be in 4096..408576",
+        "dynamodb://tbl?runChunkBytes=408577               | option 'runChunkBytes' must be in 4096..408576",
         "postgres://tbl                                    | URI scheme must be 'dynamodb'",
     })
     void badUrisAndOptionsAreRefused(String uri, String message) {
@@ -81,6 +86,17 @@ class OptionsAndDiscoveryTest {
         assertThat(s.hasStaticCredentials()).isFalse();
         assertThat(DynamoDbSettings.fromUri(URI.create("dynamodb:other_table"), Map.of()).table())
                 .isEqualTo("other_table");
+        assertThat(s.runCacheBytes()).as("default run cache").isEqualTo(4L << 20);
+        assertThat(s.runChunkBytes()).as("default run chunk").isEqualTo(64 << 10);
+        DynamoDbSettings runs = DynamoDbSettings.fromUri(URI.create("dynamodb://tbl?runCacheBytes=0"),
+                Map.of("runChunkBytes", "408576"));
+        assertThat(runs.runCacheBytes()).isZero();
+        assertThat(runs.runChunkBytes()).isEqualTo(DynamoDbRunStore.MAX_CHUNK_BYTES);
+        assertThat(runs.toString()).contains("runCacheBytes=0", "runChunkBytes=408576");
+        assertThatThrownBy(() -> DynamoDbSettings.builder().runCacheBytes((1L << 30) + 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'runCacheBytes'");
+        assertThatThrownBy(() -> DynamoDbSettings.builder().runChunkBytes(1000))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'runChunkBytes'");
         assertThat(DynamoDbSettings.fromUri(URI.create("dynamodb://x"), Map.of("table", "from_map")).table())
                 .isEqualTo("from_map");
     }
@@ -133,6 +149,8 @@ class OptionsAndDiscoveryTest {
             // a remote provider's calls must stay on the engine's pool, under its call deadline
             assertThat(p.describe().features()).doesNotContain(ProviderFeature.LOCAL_CALLS);
             assertThat(p.describe().limits()).isEqualTo(DynamoDbWalStorageProvider.LIMITS);
+            assertThat(p.runs().limits().preferredReadBytes()).as("one chunk of the default size")
+                    .isEqualTo(DynamoDbSettings.DEFAULT_RUN_CHUNK_BYTES);
             LogId log = new LogId("discovered", 0);
             Fence f = p.claim(log);
             p.reconcile(log, f);
