@@ -5,6 +5,7 @@ import dev.lattice.spi.WalStorageException;
 import dev.lattice.spi.support.StagedBatchTable;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.wire.DocumentContext;
+import net.openhft.chronicle.wire.WriteAfterEOFException;
 
 import java.io.File;
 import java.nio.file.Path;
@@ -137,7 +138,17 @@ final class CommitWriter {
         q.rollIfFull();
         q.reserver.beforeDocument(q.appender.currentFile(), q.appender.cycle() != q.queue.cycle(), reserve);
         documentsBegun++;
-        DocumentContext dc = q.appender.writingDocument();
+        DocumentContext dc;
+        try {
+            dc = q.appender.writingDocument();
+        } catch (WriteAfterEOFException e) {
+            // the newest cycle file ends with an end-of-file marker and its successor was never created (a crash
+            // between the two steps of a size roll): nothing was written (Chronicle released its lock); go on in
+            // the next cycle
+            q.rollPastEndOfFile();
+            q.reserver.beforeDocument(q.appender.currentFile(), true, reserve);
+            dc = q.appender.writingDocument();
+        }
         long end;
         try {
             Bytes<?> b = dc.wire().bytes();

@@ -168,6 +168,18 @@ final class LogQueue implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Moves the queue's clock to the cycle after the newest one, because the newest cycle file is already closed
+     * with an end-of-file marker (a process died after Chronicle wrote it during a size roll and before the next
+     * cycle file existed; the clock, advanced at open only to the start of that cycle, would keep writing into it).
+     */
+    void rollPastEndOfFile() {
+        int next = Math.max(appender.cycle(), queue.lastCycle()) + 1;
+        clock.advanceToCycle(next, queue.epoch(), queue.rollCycle().lengthInMillis());
+        endCycle = Integer.MIN_VALUE;
+        sizeRolls++;
+    }
+
     /** @return how many times this queue rolled a full cycle file (since it was opened), for tests */
     long sizeRolls() {
         return sizeRolls;
