@@ -174,6 +174,18 @@ final class PartitionLayers {
     // ------------------------------------------------------------------ reads
 
     /**
+     * The layers a scan of {@link #scan} reads (pinned for it), so that its range deletes are taken from the same
+     * layers as its entries: a compaction published meanwhile may have applied a range delete to its output and
+     * dropped it, while the scan still reads the entries it covered from the inputs.
+     *
+     * @param scan an iterator returned by {@link #scan}
+     * @return its pinned layers
+     */
+    static Layers layersOf(Iterator<Map.Entry<String, Object>> scan) {
+        return ((ScanMerge) scan).release.layers;
+    }
+
+    /**
      * Looks a key up below the memtable.
      *
      * @param snapshot the reader's snapshot ({@code Long.MAX_VALUE} for the newest)

@@ -274,9 +274,12 @@ final class PartitionState {
         if (l.isEmpty() && rs.isEmpty() && !expiringSeen) {
             return m.entrySet().iterator();
         }
-        java.util.Iterator<Map.Entry<String, Object>> it = l.isEmpty() ? m.entrySet().iterator()
-                : layers.scan(m, from, to, reverse, snapshot);
-        return ReadFilter.filter(it, snapshot, nowMillis(), rs, layers, ranges.gates);
+        if (l.isEmpty()) {
+            return ReadFilter.filter(m.entrySet().iterator(), snapshot, nowMillis(), rs, l, ranges.gates);
+        }
+        // range deletes from the layers the merge pinned, never newer ones (a compaction may have dropped one)
+        java.util.Iterator<Map.Entry<String, Object>> it = layers.scan(m, from, to, reverse, snapshot);
+        return ReadFilter.filter(it, snapshot, nowMillis(), rs, PartitionLayers.layersOf(it), ranges.gates);
     }
 
     // ------------------------------------------------------------------ apply

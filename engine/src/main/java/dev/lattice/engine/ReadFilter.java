@@ -45,9 +45,8 @@ final class ReadFilter {
      * is refilled for each key (read it before the next call).
      */
     static Iterator<Map.Entry<String, Object>> filter(Iterator<Map.Entry<String, Object>> in, long snapshot,
-                                                      long nowMillis, List<MemRange> memtable, PartitionLayers owner,
-                                                      Map<RangeTombstone, Txn> gates) {
-        PartitionLayers.Layers layers = owner.current();
+                                                      long nowMillis, List<MemRange> memtable,
+                                                      PartitionLayers.Layers layers, Map<RangeTombstone, Txn> gates) {
         return new Iterator<>() {
             private final PartitionLayers.Slot slot = new PartitionLayers.Slot();
             private Map.Entry<String, Object> next;
