@@ -107,8 +107,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         this.reads = new Reads(calls);
         this.trimAndReconcile = new TrimAndReconcile(calls, reads);
         this.checkpoints = new TablesCheckpointStore(calls, layout, this::ensureOpen);
-        this.runs = new TablesRunStore(calls, layout, TablesCheckpointStore.rowsPerTransaction(layout),
-                this::ensureOpen);
+        this.runs = new TablesRunStore(calls, layout, this::ensureOpen);
         this.drops = new TablesLogDrop(calls);
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS,

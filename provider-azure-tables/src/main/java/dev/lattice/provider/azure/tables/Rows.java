@@ -30,6 +30,14 @@ final class Rows {
     }
 
     /**
+     * @param index 0 to {@link Layout#MAX_PROPERTIES_PER_ROW} - 1
+     * @return the name of the {@code index}-th payload property ({@code P00}, {@code P01}, ...)
+     */
+    static String payloadName(int index) {
+        return PAYLOAD[index];
+    }
+
+    /**
      * Puts {@code len} bytes of {@code src} into the row's payload properties, {@code layout.propertyBytes()} per
      * property.
      *

@@ -39,6 +39,11 @@ final class SdkTableGateway implements TableGateway {
     }
 
     @Override
+    public void insert(TableEntity entity) {
+        table.createEntityWithResponse(entity, null, Context.NONE);
+    }
+
+    @Override
     public QueryPage query(String filter, List<String> select, int top, String continuationToken) {
         ListEntitiesOptions options = new ListEntitiesOptions().setFilter(filter).setTop(top);
         if (select != null) {

@@ -33,6 +33,17 @@ interface TableGateway {
     void submit(List<TableTransactionAction> actions);
 
     /**
+     * Inserts one entity outside any transaction (a single-entity Insert Entity request): the service refuses it with
+     * 409 {@code EntityAlreadyExists} when the row exists. Used for run chunk rows, whose requests are kept to one row
+     * so that the SDK holds one row's request body at a time (an entity-group transaction's multipart body is built
+     * through several in-memory copies).
+     *
+     * @param entity the entity, at most 1 MiB under the service's formula
+     * @throws com.azure.data.tables.models.TableServiceException when the service refuses it (409 if it exists)
+     */
+    void insert(TableEntity entity);
+
+    /**
      * Fetches one page of a query. The service may return fewer entities than {@code top}, even none, together with
      * a continuation token: callers follow tokens until there is none.
      *

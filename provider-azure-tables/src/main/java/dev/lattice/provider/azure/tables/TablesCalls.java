@@ -257,6 +257,30 @@ final class TablesCalls {
         }
     }
 
+    /**
+     * Inserts one entity with a single-entity request (no transaction).
+     *
+     * @return null on success, or the refusal (index 0) with the service's error code, e.g. 409
+     *     {@code EntityAlreadyExists} when the row exists
+     * @throws WalStorageException (or {@link ProviderUnavailableException}) for throttling, server errors, I/O and any
+     *     other refusal than 409 / 412
+     */
+    TxFailure insert(LogId log, String what, TableEntity entity) {
+        try {
+            table.insert(entity);
+            return null;
+        } catch (TableServiceException e) {
+            int status = e.getResponse() == null ? -1 : e.getResponse().getStatusCode();
+            String code = errorCode(e);
+            if (status == 409 || status == 412) {
+                return new TxFailure(0, code, e);
+            }
+            throw failure(log, what, e);
+        } catch (RuntimeException e) {
+            throw failure(log, what, e);
+        }
+    }
+
     void backOff(LogId log, String what, int attempt, TxFailure f) {
         if (attempt >= MAX_HEAD_RACES) {
             throw new ProviderUnavailableException(log, what + " lost " + attempt + " races for the head row",
@@ -304,13 +328,13 @@ final class TablesCalls {
     }
 
     /**
-     * A failed action of a transaction (nothing of the transaction was applied).
+     * A failed action of a transaction (nothing of the transaction was applied), or a refused single-entity insert.
      *
      * @param index the failing action's index, or null when unknown
      * @param code the service's error code, or null
      * @param cause the SDK exception
      */
-    record TxFailure(Integer index, String code, TableTransactionFailedException cause) {
+    record TxFailure(Integer index, String code, TableServiceException cause) {
         boolean is(TableErrorCode c) {
             return c.toString().equals(code);
         }

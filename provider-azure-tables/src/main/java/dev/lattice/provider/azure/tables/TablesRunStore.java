@@ -1,6 +1,7 @@
 package dev.lattice.provider.azure.tables;
 
 import com.azure.data.tables.models.TableEntity;
+import com.azure.data.tables.models.TableErrorCode;
 import com.azure.data.tables.models.TableTransactionAction;
 import com.azure.data.tables.models.TableTransactionActionType;
 import dev.lattice.provider.azure.tables.TablesCalls.TxFailure;
@@ -31,9 +32,15 @@ import java.util.zip.CRC32C;
 /**
  * Protocol part: the run store (ARCHITECTURE.md 4.9). A run is a partition {@code R|<tree>|<pppp>|<run id>} of chunk
  * rows (one {@link Layout#rowBytes()} chunk per row, binary properties of up to 64 KiB, each row with its CRC32C and
- * the write's random token), written with CREATE in transactions of at most 100 entities and 4 MiB, and a commit row
+ * the write's random token), each written with its own single-entity insert (CREATE semantics), and a commit row
  * {@code Z} (length, CRC32C of the whole, row count, token) written last, alone: a run without its commit row is an
  * incomplete leftover that {@link #read} treats as absent. See docs/providers/azure-tables.md.
+ *
+ * <p>Memory: a run write holds one chunk row (at most 960 KiB of payload, read from the caller's stream straight
+ * into the row's properties) and the SDK's request for it (~1.31 MB of JSON with base64, serialized about twice) at a
+ * time, whatever the run's length. Entity-group transactions are not used for chunk rows: the SDK builds their
+ * multipart bodies through several in-memory copies (about 10 bytes allocated per payload byte for 3-row
+ * transactions, against 4 for single inserts; docs/benchmarks.md).
  *
  * <p>Thread-safe (no state beyond its collaborators).
  */
@@ -48,20 +55,17 @@ final class TablesRunStore implements RunStore {
 
     private final TablesCalls calls;
     private final Layout layout;
-    private final int rowsPerTransaction;
     private final Runnable ensureOpen;
     private final RunLimits limits;
 
     /**
      * @param calls the backend calls
      * @param layout how bytes are spread over properties and rows (a row is one chunk)
-     * @param rowsPerTransaction full rows per transaction under the service limits
      * @param ensureOpen throws {@link IllegalStateException} when the provider is closed
      */
-    TablesRunStore(TablesCalls calls, Layout layout, int rowsPerTransaction, Runnable ensureOpen) {
+    TablesRunStore(TablesCalls calls, Layout layout, Runnable ensureOpen) {
         this.calls = calls;
         this.layout = runLayout(layout);
-        this.rowsPerTransaction = rowsPerTransaction;
         this.ensureOpen = ensureOpen;
         this.limits = new RunLimits(MAX_RUN_BYTES, this.layout.rowBytes(), 10_000);
     }
@@ -104,9 +108,11 @@ final class TablesRunStore implements RunStore {
     }
 
     /**
-     * Deletes a crashed attempt's leftover chunk rows, writes the chunk rows (CREATE), then CREATE of the commit
-     * row. Requests: 1 point read + 1 query + 1 transaction per {@code rowsPerTransaction} chunks + 1. A failure before
-     * the commit row leaves an incomplete leftover (deleted best effort at once, else by {@link #delete}).
+     * Point-reads the commit row (an existing run is only compared: the stream is read through one reused buffer),
+     * deletes a crashed attempt's leftover chunk rows, inserts the chunk rows one by one (single-entity inserts, one
+     * row in flight), then CREATE of the commit row in a one-action transaction. Requests: 1 point read + 1 query +
+     * 1 insert per chunk row + 1. A failure before the commit row leaves an incomplete leftover (deleted best effort
+     * at once, else by {@link #delete}); nothing is readable without the commit row.
      */
     @Override
     public RunInfo write(LogId log, Fence fence, RunId id, InputStream data, long length) {
@@ -116,7 +122,6 @@ final class TablesRunStore implements RunStore {
         RunInfo existing = committed(log, id);
         String token = HexFormat.of().formatHex(randomBytes(16));
         CRC32C crc = new CRC32C();
-        byte[] buf = new byte[rowsPerTransaction * layout.rowBytes()];
         long total = 0;
         int rowIndex = 0;
         if (existing == null) {
@@ -124,34 +129,23 @@ final class TablesRunStore implements RunStore {
             calls.deletePartition(log, "clearing a leftover of run " + id, pk);
         }
         try {
-            while (total < length) {
-                int want = (int) Math.min(buf.length, length - total);
-                int n = readFully(data, buf, want);
-                if (n < want) {
-                    throw new IllegalArgumentException("run " + id + " of " + log + ": the stream ended after "
-                            + (total + n) + " of its declared " + length + " bytes");
+            if (existing != null) {
+                // only comparing: stream through one reused buffer
+                byte[] scratch = new byte[(int) Math.min(layout.rowBytes(), Math.max(1, length))];
+                while (total < length) {
+                    int want = (int) Math.min(scratch.length, length - total);
+                    readExactly(log, id, data, scratch, want, total, length);
+                    crc.update(scratch, 0, want);
+                    total += want;
                 }
-                crc.update(buf, 0, n);
-                total += n;
-                if (existing != null) {
-                    continue; // only comparing
-                }
-                List<TableEntity> rows = new ArrayList<>();
-                for (int off = 0; off < n; off += layout.rowBytes()) {
-                    int len = Math.min(layout.rowBytes(), n - off);
-                    CRC32C c = new CRC32C();
-                    c.update(buf, off, len);
-                    TableEntity row = new TableEntity(pk, Keys.checkpointRow(rowIndex)).addProperty("X", rowIndex)
-                            .addProperty("T", token).addProperty("C", (int) c.getValue());
-                    Rows.putPayload(row, buf, off, len, layout);
-                    rows.add(row);
+            } else {
+                while (total < length) {
+                    int len = (int) Math.min(layout.rowBytes(), length - total);
+                    TableEntity row = chunkRow(log, id, pk, rowIndex, token, data, len, total, length, crc);
+                    Rows.checkEntity(row);
+                    insertChunk(log, id, pk, token, row);
                     rowIndex++;
-                }
-                for (List<TableTransactionAction> txn : Rows.pack(rows, TableTransactionActionType.CREATE)) {
-                    TxFailure f = calls.submit(log, "run write", txn);
-                    if (f != null) {
-                        throw f.toException(log, "run write");
-                    }
+                    total += len;
                 }
             }
         } catch (IOException e) {
@@ -180,6 +174,53 @@ final class TablesRunStore implements RunStore {
             return same(log, now, info);
         }
         return info;
+    }
+
+    /**
+     * Reads the next chunk of the stream straight into the row's payload properties (one array per property, no
+     * intermediate buffer) and adds the bookkeeping properties.
+     */
+    private TableEntity chunkRow(LogId log, RunId id, String pk, int rowIndex, String token, InputStream data,
+                                 int len, long position, long length, CRC32C whole) throws IOException {
+        TableEntity row = new TableEntity(pk, Keys.checkpointRow(rowIndex)).addProperty("X", rowIndex)
+                .addProperty("T", token);
+        CRC32C c = new CRC32C();
+        int p = 0;
+        for (int off = 0; off < len; off += layout.propertyBytes()) {
+            byte[] part = new byte[Math.min(layout.propertyBytes(), len - off)];
+            readExactly(log, id, data, part, part.length, position + off, length);
+            c.update(part, 0, part.length);
+            whole.update(part, 0, part.length);
+            row.addProperty(Rows.payloadName(p++), part);
+        }
+        return row.addProperty("C", (int) c.getValue());
+    }
+
+    /**
+     * Inserts one chunk row (a single-entity insert, CREATE semantics). A 409 {@code EntityAlreadyExists} is success
+     * when the row there carries this write's token (the SDK retried an insert whose first attempt had landed);
+     * otherwise the refusal is thrown.
+     */
+    private void insertChunk(LogId log, RunId id, String pk, String token, TableEntity row) {
+        TxFailure f = calls.insert(log, "run write", row);
+        if (f == null) {
+            return;
+        }
+        if (f.is(TableErrorCode.ENTITY_ALREADY_EXISTS) && token.equals(chunkToken(log, id, pk, row.getRowKey()))) {
+            return;
+        }
+        throw f.toException(log, "run write");
+    }
+
+    /** The token of a stored chunk row (one query selecting only it), or null when the row is not there. */
+    private String chunkToken(LogId log, RunId id, String pk, String rowKey) {
+        Object[] found = {null};
+        calls.queryAll(log, "checking chunk row " + rowKey + " of run " + id, "PartitionKey eq " + Keys.quote(pk)
+                + " and RowKey eq " + Keys.quote(rowKey), List.of("T"), 1, e -> {
+                    found[0] = e.getProperty("T");
+                    return false;
+                });
+        return found[0] instanceof String t ? t : null;
     }
 
     private static RunInfo same(LogId log, RunInfo stored, RunInfo written) {
@@ -334,16 +375,22 @@ final class TablesRunStore implements RunStore {
         return limits;
     }
 
-    private static int readFully(InputStream in, byte[] buf, int want) throws IOException {
+    /**
+     * Reads exactly {@code want} bytes into {@code buf[0..want)}.
+     *
+     * @throws IllegalArgumentException if the stream ends first, naming the bytes read and the declared length
+     */
+    private static void readExactly(LogId log, RunId id, InputStream in, byte[] buf, int want, long position,
+                                    long length) throws IOException {
         int n = 0;
         while (n < want) {
             int r = in.read(buf, n, want - n);
             if (r < 0) {
-                break;
+                throw new IllegalArgumentException("run " + id + " of " + log + ": the stream ended after "
+                        + (position + n) + " of its declared " + length + " bytes");
             }
             n += r;
         }
-        return n;
     }
 
     private static byte[] randomBytes(int n) {

@@ -24,10 +24,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * A run write that fails at its k-th transaction (a chunk transaction, or the commit row), before the table applied
- * it or after (response lost), against Azurite through {@link RecordingGateway}: a reader sees the run whole or not
- * at all, and a retry of the same write succeeds. A small layout (2,000-byte rows, 100 rows per transaction) gives
- * a run of 250 rows three chunk transactions plus the commit.
+ * A run write that fails at its k-th write request (a chunk row's insert, or the commit row's transaction), before
+ * the table applied it or after (response lost), against Azurite through {@link RecordingGateway}: a reader sees the
+ * run whole or not at all, and a retry of the same write succeeds. A small layout (2,000-byte rows) gives a run of
+ * 250 chunk rows, each its own single-entity insert (requests 0 to 249), plus the commit (request 250); the cases
+ * fail the first, a middle and the last chunk insert and the commit.
  */
 @ExtendWith(AzuriteExtension.class)
 class RunWriteFaultTest {
@@ -50,8 +51,8 @@ class RunWriteFaultTest {
         AzuriteTables.drop(table);
     }
 
-    @ParameterizedTest(name = "transaction {0}, after = {1}")
-    @CsvSource({"0,false", "1,false", "2,false", "3,false", "0,true", "1,true", "2,true"})
+    @ParameterizedTest(name = "request {0}, after = {1}")
+    @CsvSource({"0,false", "125,false", "249,false", "250,false", "0,true", "125,true", "249,true"})
     void aWriteFailingAtTransactionKLeavesNothingReadableAndARetrySucceeds(int k, boolean after) {
         LogId log = new LogId("runs", 0);
         Fence fence = opened.provider().claim(log);
@@ -64,7 +65,7 @@ class RunWriteFaultTest {
         RecordingGateway.Fault fault = opened.recording().inject(new RecordingGateway.Fault(runTxn, k, after));
 
         assertThat(catchThrowable(() -> runs.write(log, fence, id, new ByteArrayInputStream(data), data.length)))
-                .as("the write fails at transaction %d", k).isNotNull();
+                .as("the write fails at request %d", k).isNotNull();
         assertThat(fault.fired().get()).as("the fault fired").isEqualTo(1);
         opened.recording().clearFault();
         assertThatThrownBy(() -> runs.read(log, id, 0, new byte[1], 0, 1))

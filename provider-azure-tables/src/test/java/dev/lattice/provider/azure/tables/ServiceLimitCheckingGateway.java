@@ -90,6 +90,15 @@ final class ServiceLimitCheckingGateway implements TableGateway {
         delegate.submit(actions);
     }
 
+    /** A single-entity insert: the keys and the entity limits, as for an entity in a transaction. */
+    @Override
+    public void insert(TableEntity entity) {
+        checkKey(entity.getPartitionKey());
+        checkKey(entity.getRowKey());
+        checkEntity(entity);
+        delegate.insert(entity);
+    }
+
     @Override
     public QueryPage query(String filter, List<String> select, int top, String continuationToken) {
         if (top < 1 || top > 1000) {
