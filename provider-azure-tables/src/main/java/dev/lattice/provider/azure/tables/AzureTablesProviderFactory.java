@@ -33,7 +33,8 @@ import java.util.Set;
  *       {@code com.azure:azure-identity} on the classpath and an https endpoint);</li>
  *   <li>{@value #ATTEMPT_TIMEOUT}: per-attempt network timeout (default 10s); {@value #MAX_RETRIES}: SDK retries of
  *       a failed attempt (0 to 10, default 3); {@value #CREATE_TABLE}: create the table when missing (default
- *       true).</li>
+ *       true); {@value #RUN_CHUNKS_IN_FLIGHT}: most run chunk rows being read and sent at once over the
+ *       provider's run writes (1 to 64, default 4; about 4 MB of heap each).</li>
  * </ul>
  * Secrets are never logged nor put into exception messages. Stateless and thread-safe.
  */
@@ -60,11 +61,18 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
     public static final String MAX_RETRIES = "maxRetries";
     /** Option: create the table when it does not exist. */
     public static final String CREATE_TABLE = "createTable";
+    /**
+     * Option: most run chunk rows in flight at once over all run writes of the provider, 1 to
+     * {@value AzureTablesWalStorageProvider#MAX_RUN_CHUNKS_IN_FLIGHT} (default
+     * {@value AzureTablesWalStorageProvider#DEFAULT_RUN_CHUNKS_IN_FLIGHT}); each costs about 4 MB of heap while it is
+     * read and sent.
+     */
+    public static final String RUN_CHUNKS_IN_FLIGHT = "runChunksInFlight";
     /** Default per-attempt timeout: well below the SDK's default, so a stuck socket does not hold a WAL slot. */
     public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Set<String> KNOWN = Set.of(TABLE, CONNECTION_STRING, ENDPOINT, SAS_TOKEN, ACCOUNT_NAME,
-            ACCOUNT_KEY, CREDENTIAL, ATTEMPT_TIMEOUT, MAX_RETRIES, CREATE_TABLE);
+            ACCOUNT_KEY, CREDENTIAL, ATTEMPT_TIMEOUT, MAX_RETRIES, CREATE_TABLE, RUN_CHUNKS_IN_FLIGHT);
 
     /** Creates the factory; {@link java.util.ServiceLoader} calls this. */
     public AzureTablesProviderFactory() {
@@ -104,9 +112,12 @@ public final class AzureTablesProviderFactory implements WalStorageProviderFacto
                     + "'");
         }
         AzureTablesWalStorageProvider.validateTableName(table);
+        int runChunks = (int) o.getLong(RUN_CHUNKS_IN_FLIGHT,
+                AzureTablesWalStorageProvider.DEFAULT_RUN_CHUNKS_IN_FLIGHT, 1,
+                AzureTablesWalStorageProvider.MAX_RUN_CHUNKS_IN_FLIGHT);
         TableServiceClient client = buildClient(uri, o);
         return new AzureTablesWalStorageProvider(new SdkTableGateway(client, table), table, Layout.DEFAULT,
-                o.getBoolean(CREATE_TABLE, true));
+                o.getBoolean(CREATE_TABLE, true), runChunks);
     }
 
     /** Builds the service client; package-private so tests can check option handling. */

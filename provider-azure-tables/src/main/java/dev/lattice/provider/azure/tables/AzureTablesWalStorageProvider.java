@@ -59,6 +59,14 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
             new ProviderLimits(MAX_ENTRY_BYTES, MAX_BATCH_BYTES, MAX_ENTRIES_PER_BATCH, MAX_CHECKPOINT_BYTES);
 
     private static final int QUERY_TOP = TablesCalls.QUERY_TOP;
+    /**
+     * Default bound on run chunk rows in flight at once over all run writes of one provider: 4, about 16 MB of
+     * transient heap (a chunk row's 960 KiB plus the SDK's ~2.6 MB of request serialization each) however many
+     * threads write runs; the engine's close flushes every partition at once.
+     */
+    public static final int DEFAULT_RUN_CHUNKS_IN_FLIGHT = 4;
+    /** Largest accepted bound on run chunk rows in flight (inclusive). */
+    public static final int MAX_RUN_CHUNKS_IN_FLIGHT = 64;
 
     private final TablesCalls calls;
     private final String tableName;
@@ -99,6 +107,26 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
      * @param createTable whether to create the table when it does not exist
      */
     AzureTablesWalStorageProvider(TableGateway table, String tableName, Layout layout, boolean createTable) {
+        this(table, tableName, layout, createTable, DEFAULT_RUN_CHUNKS_IN_FLIGHT);
+    }
+
+    /**
+     * Opens a provider over a gateway with a bound on run chunk rows in flight.
+     *
+     * @param table the gateway to the table
+     * @param tableName the table's name, for messages
+     * @param layout how payload bytes are spread over properties and rows
+     * @param createTable whether to create the table when it does not exist
+     * @param runChunksInFlight most run chunk rows read and sent at once over all run writes, 1 to
+     *     {@value #MAX_RUN_CHUNKS_IN_FLIGHT}
+     * @throws IllegalArgumentException if {@code runChunksInFlight} is out of range
+     */
+    AzureTablesWalStorageProvider(TableGateway table, String tableName, Layout layout, boolean createTable,
+                                  int runChunksInFlight) {
+        if (runChunksInFlight < 1 || runChunksInFlight > MAX_RUN_CHUNKS_IN_FLIGHT) {
+            throw new IllegalArgumentException("runChunksInFlight must be in 1.." + MAX_RUN_CHUNKS_IN_FLIGHT
+                    + ", got " + runChunksInFlight);
+        }
         this.calls = new TablesCalls(table);
         this.tableName = Objects.requireNonNull(tableName, "tableName");
         Objects.requireNonNull(table, "table");
@@ -107,7 +135,7 @@ public final class AzureTablesWalStorageProvider implements WalStorageProvider {
         this.reads = new Reads(calls);
         this.trimAndReconcile = new TrimAndReconcile(calls, reads);
         this.checkpoints = new TablesCheckpointStore(calls, layout, this::ensureOpen);
-        this.runs = new TablesRunStore(calls, layout, this::ensureOpen);
+        this.runs = new TablesRunStore(calls, layout, runChunksInFlight, this::ensureOpen);
         this.drops = new TablesLogDrop(calls);
         this.descriptor = new ProviderDescriptor(NAME, "1", LIMITS, DurabilityLevel.REPLICATED,
                 Set.of(ProviderFeature.CONCURRENT_STAGE, ProviderFeature.PERSISTENT, ProviderFeature.RUNS,

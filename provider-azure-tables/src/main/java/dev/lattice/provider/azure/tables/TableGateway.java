@@ -5,9 +5,10 @@ import com.azure.data.tables.models.TableTransactionAction;
 import java.util.List;
 
 /**
- * The four table operations the provider uses, so that tests can wrap them (enforce the service's limits on every
- * request, count requests, inject a failure between two transactions). Every write is an entity-group transaction:
- * one partition key, at most {@link AzureTableLimits#MAX_TRANSACTION_ACTIONS} actions, all or nothing.
+ * The table operations the provider uses, so that tests can wrap them (enforce the service's limits on every
+ * request, count requests, inject a failure between two writes). Every write is an entity-group transaction (one
+ * partition key, at most {@link AzureTableLimits#MAX_TRANSACTION_ACTIONS} actions, all or nothing), except run chunk
+ * rows, which go one per single-entity {@link #insert}.
  *
  * <p>Implementations are thread-safe. Failures surface as the Azure SDK's exceptions
  * ({@code TableServiceException}, {@code TableTransactionFailedException}, or a runtime exception for I/O);

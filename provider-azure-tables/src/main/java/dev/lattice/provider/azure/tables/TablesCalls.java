@@ -28,9 +28,9 @@ import java.util.function.Predicate;
 
 /**
  * Protocol part: the backend calls. Every request to the table goes through here: point reads of the head row, the
- * combined head-and-staged-headers query, paged queries, transactions and row deletion, with the mapping of the
- * service's failures to {@link WalStorageException} / {@link ProviderUnavailableException} and the back-off after a
- * lost conditional update. See docs/providers/azure-tables.md.
+ * combined head-and-staged-headers query, paged queries, transactions, single-entity inserts and row deletion, with
+ * the mapping of the service's failures to {@link WalStorageException} / {@link ProviderUnavailableException} and
+ * the back-off after a lost conditional update. See docs/providers/azure-tables.md.
  *
  * <p>Thread-safe: the only state is a map of the highest tail seen per log (tails never decrease).
  */

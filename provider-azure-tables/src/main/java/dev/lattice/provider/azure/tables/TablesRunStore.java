@@ -8,6 +8,7 @@ import dev.lattice.provider.azure.tables.TablesCalls.TxFailure;
 import dev.lattice.spi.CorruptLogException;
 import dev.lattice.spi.Fence;
 import dev.lattice.spi.LogId;
+import dev.lattice.spi.ProviderUnavailableException;
 import dev.lattice.spi.RunConflictException;
 import dev.lattice.spi.RunId;
 import dev.lattice.spi.RunInfo;
@@ -27,6 +28,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Semaphore;
 import java.util.zip.CRC32C;
 
 /**
@@ -40,9 +42,12 @@ import java.util.zip.CRC32C;
  * into the row's properties) and the SDK's request for it (~1.31 MB of JSON with base64, serialized about twice) at a
  * time, whatever the run's length. Entity-group transactions are not used for chunk rows: the SDK builds their
  * multipart bodies through several in-memory copies (about 10 bytes allocated per payload byte for 3-row
- * transactions, against 4 for single inserts; docs/benchmarks.md).
+ * transactions, against 4 for single inserts; docs/benchmarks.md). Over all writes of the store, at most
+ * {@code chunksInFlight} chunk rows are being read and sent at once (a write waits for a slot before it reads a chunk),
+ * so the transient heap of run writes is bounded however many threads write runs.
  *
- * <p>Thread-safe (no state beyond its collaborators).
+ * <p>Thread-safe: the chunk slots are the only shared state.
+ *
  */
 final class TablesRunStore implements RunStore {
 
@@ -57,13 +62,22 @@ final class TablesRunStore implements RunStore {
     private final Layout layout;
     private final Runnable ensureOpen;
     private final RunLimits limits;
+    /** Permits for chunk rows being read and sent, shared by every write of this store. */
+    private final Semaphore chunkSlots;
+    private final int chunkSlotCount;
 
     /**
      * @param calls the backend calls
      * @param layout how bytes are spread over properties and rows (a row is one chunk)
+     * @param chunksInFlight most chunk rows read and sent at once over all writes of this store, at least 1
      * @param ensureOpen throws {@link IllegalStateException} when the provider is closed
      */
-    TablesRunStore(TablesCalls calls, Layout layout, Runnable ensureOpen) {
+    TablesRunStore(TablesCalls calls, Layout layout, int chunksInFlight, Runnable ensureOpen) {
+        if (chunksInFlight < 1) {
+            throw new IllegalArgumentException("chunksInFlight must be at least 1, got " + chunksInFlight);
+        }
+        this.chunkSlots = new Semaphore(chunksInFlight);
+        this.chunkSlotCount = chunksInFlight;
         this.calls = calls;
         this.layout = runLayout(layout);
         this.ensureOpen = ensureOpen;
@@ -141,9 +155,14 @@ final class TablesRunStore implements RunStore {
             } else {
                 while (total < length) {
                     int len = (int) Math.min(layout.rowBytes(), length - total);
-                    TableEntity row = chunkRow(log, id, pk, rowIndex, token, data, len, total, length, crc);
-                    Rows.checkEntity(row);
-                    insertChunk(log, id, pk, token, row);
+                    acquireSlot(log, id);
+                    try {
+                        TableEntity row = chunkRow(log, id, pk, rowIndex, token, data, len, total, length, crc);
+                        Rows.checkEntity(row);
+                        insertChunk(log, id, pk, token, row);
+                    } finally {
+                        chunkSlots.release();
+                    }
                     rowIndex++;
                     total += len;
                 }
@@ -174,6 +193,22 @@ final class TablesRunStore implements RunStore {
             return same(log, now, info);
         }
         return info;
+    }
+
+    /**
+     * Waits for one of the store's chunk slots (taken before the chunk's bytes are read, so a waiting write holds no
+     * chunk).
+     *
+     * @throws ProviderUnavailableException if the thread is interrupted while waiting (the interrupt is kept)
+     */
+    private void acquireSlot(LogId log, RunId id) {
+        try {
+            chunkSlots.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ProviderUnavailableException(log, "run write of " + id + " was interrupted while waiting for one"
+                    + " of the " + chunkSlotCount + " chunk slots (option runChunksInFlight)", e);
+        }
     }
 
     /**

@@ -66,6 +66,8 @@ class FactoryTest {
         String t = table();
         roundTrip(Providers.open(URI.create("azure-tables:" + t),
                 Map.of("connectionString", AzuriteServer.shared().connectionString())));
+        roundTrip(Providers.open(URI.create("azure-tables:" + table() + "?runChunksInFlight=1"),
+                Map.of("connectionString", AzuriteServer.shared().connectionString())));
     }
 
     @Test
@@ -140,6 +142,12 @@ class FactoryTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("azure-identity");
         assertThatThrownBy(() -> factory.open(URI.create("azure-tables:tbl"), Map.of("connectionString", cs,
                 "maxRetries", "99"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxRetries");
+        assertThatThrownBy(() -> factory.open(URI.create("azure-tables:tbl"), Map.of("connectionString", cs,
+                "runChunksInFlight", "0"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("runChunksInFlight").hasMessageContaining("1..64");
+        assertThatThrownBy(() -> factory.open(URI.create("azure-tables:tbl"), Map.of("connectionString", cs,
+                "runChunksInFlight", "65"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("runChunksInFlight");
         assertThatThrownBy(() -> factory.open(URI.create("chronicle:tbl"), Map.of("connectionString", cs)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("scheme");
     }

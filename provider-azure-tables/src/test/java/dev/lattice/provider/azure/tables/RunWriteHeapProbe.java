@@ -113,7 +113,7 @@ public final class RunWriteHeapProbe {
     }
 
     private static void verify(RunStore runs, int threads, int runsPerThread, long runBytes) {
-        byte[] buf = new byte[64 << 10];
+        byte[] buf = new byte[runs.limits().preferredReadBytes()]; // one chunk row per read
         for (int t = 0; t < threads; t++) {
             for (int r = 0; r < runsPerThread; r++) {
                 LogId log = new LogId("heap", t);

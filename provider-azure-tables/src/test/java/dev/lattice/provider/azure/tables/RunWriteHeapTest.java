@@ -34,6 +34,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  *   ran out of memory at 64 MiB; one insert per row completes at 20 MiB);</li>
  *   <li>every chunk row goes in its own single-entity insert, and no request body of a run write is larger than one
  *   full row's (~1.31 MB, against 3.9 MB for a 3-row transaction);</li>
+ *   <li>over all writes of one provider at most {@code runChunksInFlight} chunk rows are in flight at once (five
+ *   writers, two slots: two);</li>
  *   <li>an insert that the SDK retried after its first attempt landed (409 on the retry, the row there with this
  *   write's token) is success; a 409 on a row of another write is refused and the run stays unreadable.</li>
  * </ul>
@@ -197,6 +199,94 @@ class RunWriteHeapTest {
         } finally {
             AzuriteTables.drop(table);
         }
+    }
+
+    @Test
+    void chunkRowsInFlightAreBoundedOverAllWritesOfTheProvider() throws Exception {
+        String table = AzuriteServer.uniqueTableName("runslots");
+        TableGateway sdk = new SdkTableGateway(AzuriteTables.client(), table);
+        AtomicInteger inFlight = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        TableGateway counting = new TableGateway() {
+            @Override
+            public TableEntity get(String partitionKey, String rowKey) {
+                return sdk.get(partitionKey, rowKey);
+            }
+
+            @Override
+            public void submit(List<TableTransactionAction> actions) {
+                sdk.submit(actions);
+            }
+
+            @Override
+            public void insert(TableEntity entity) {
+                most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                try {
+                    Thread.sleep(3); // keep the insert in flight long enough for the writers to overlap
+                    sdk.insert(entity);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                } finally {
+                    inFlight.decrementAndGet();
+                }
+            }
+
+            @Override
+            public QueryPage query(String filter, List<String> select, int top, String continuationToken) {
+                return sdk.query(filter, select, top, continuationToken);
+            }
+
+            @Override
+            public void createTableIfNotExists() {
+                sdk.createTableIfNotExists();
+            }
+        };
+        Layout small = new Layout(1000, 2);
+        int slots = 2;
+        int writers = 5;
+        try (AzureTablesWalStorageProvider wal = new AzureTablesWalStorageProvider(
+                new ServiceLimitCheckingGateway(counting), table, small, true, slots)) {
+            byte[] data = new byte[30 * small.rowBytes()];
+            new Random(11).nextBytes(data);
+            List<Fence> fences = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                fences.add(wal.claim(new LogId("slots", w)));
+            }
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (int w = 0; w < writers; w++) {
+                int writer = w;
+                Thread t = new Thread(() -> {
+                    try {
+                        wal.runs().write(new LogId("slots", writer), fences.get(writer), new RunId("r"),
+                                new ByteArrayInputStream(data), data.length);
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertThat(failures).isEmpty();
+            assertThat(most.get()).as("chunk inserts in flight at once, %d writers, %d slots", writers, slots)
+                    .isEqualTo(slots);
+            for (int w = 0; w < writers; w++) {
+                byte[] back = new byte[data.length];
+                int n = 0;
+                while (n < back.length) {
+                    n += wal.runs().read(new LogId("slots", w), new RunId("r"), n, back, n, back.length - n);
+                }
+                assertThat(back).isEqualTo(data);
+            }
+        } finally {
+            AzuriteTables.drop(table);
+        }
+        assertThatThrownBy(() -> new AzureTablesWalStorageProvider(sdk, table, small, false, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("runChunksInFlight");
     }
 
     private static String tail(Path file) {
