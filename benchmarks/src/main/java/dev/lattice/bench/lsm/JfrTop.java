@@ -1,0 +1,102 @@
+package dev.lattice.bench.lsm;
+
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordingFile;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Aggregates the execution samples ({@code jdk.ExecutionSample}) of JFR recordings, e.g. those of
+ * {@code LargeTreeHarness --jfr DIR} (not part of the product): prints the share of samples per thread name (digits
+ * removed, so a pool's threads add up), the top frames by self samples and the top frames by inclusive samples
+ * (a frame counted once per sample however often it recurs in the stack), each as count and percent of all samples.
+ *
+ * <p>Usage: {@code JfrTop [--top N] [--skip METHOD_SUBSTRING] FILE.jfr...}; {@code --skip} drops samples whose stack
+ * holds a frame containing the string (default {@code startJfr}: the recording's own start-up in the open child).
+ * Not thread-safe.
+ */
+public final class JfrTop {
+
+    private JfrTop() {
+    }
+
+    /**
+     * @param args see the class comment
+     * @throws UncheckedIOException if a recording cannot be read
+     */
+    public static void main(String[] args) {
+        int top = 30;
+        String skip = "startJfr";
+        List<Path> files = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--top")) {
+                top = Integer.parseInt(args[++i]);
+            } else if (args[i].equals("--skip")) {
+                skip = args[++i];
+            } else {
+                files.add(Path.of(args[i]));
+            }
+        }
+        Map<String, Integer> threads = new HashMap<>();
+        Map<String, Integer> self = new HashMap<>();
+        Map<String, Integer> inclusive = new HashMap<>();
+        int total = 0;
+        for (Path f : files) {
+            List<RecordedEvent> events;
+            try {
+                events = RecordingFile.readAllEvents(f);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + f, e);
+            }
+            for (RecordedEvent e : events) {
+                if (!e.getEventType().getName().equals("jdk.ExecutionSample")) {
+                    continue;
+                }
+                RecordedStackTrace st = e.getStackTrace();
+                if (st == null || st.getFrames().isEmpty()) {
+                    continue;
+                }
+                List<String> frames = new ArrayList<>();
+                boolean skipped = false;
+                for (RecordedFrame fr : st.getFrames()) {
+                    String name = fr.getMethod().getType().getName() + "." + fr.getMethod().getName();
+                    skipped |= name.contains(skip);
+                    frames.add(name);
+                }
+                if (skipped) {
+                    continue;
+                }
+                total++;
+                String thread = e.getThread("sampledThread") == null ? "?"
+                        : String.valueOf(e.getThread("sampledThread").getJavaName()).replaceAll("[0-9]+", "N");
+                threads.merge(thread, 1, Integer::sum);
+                self.merge(frames.get(0), 1, Integer::sum);
+                Set<String> seen = new HashSet<>(frames);
+                for (String fr : seen) {
+                    inclusive.merge(fr, 1, Integer::sum);
+                }
+            }
+        }
+        System.out.println("samples " + total + " in " + files.size() + " recording(s)");
+        print("threads", threads, top, total);
+        print("self", self, top, total);
+        print("inclusive", inclusive, top, total);
+    }
+
+    private static void print(String title, Map<String, Integer> counts, int top, int total) {
+        System.out.println("--- " + title);
+        counts.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(top)
+                .forEach(e -> System.out.printf(java.util.Locale.ROOT, "%6d %5.1f%% %s%n", e.getValue(),
+                        100.0 * e.getValue() / Math.max(1, total), e.getKey()));
+    }
+}
