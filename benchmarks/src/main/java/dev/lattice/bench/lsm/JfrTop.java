@@ -21,9 +21,11 @@ import java.util.Set;
  * removed, so a pool's threads add up), the top frames by self samples and the top frames by inclusive samples
  * (a frame counted once per sample however often it recurs in the stack), each as count and percent of all samples.
  *
- * <p>Usage: {@code JfrTop [--top N] [--skip METHOD_SUBSTRING] FILE.jfr...}; {@code --skip} drops samples whose stack
- * holds a frame containing the string (default {@code startJfr}: the recording's own start-up in the open child).
- * Not thread-safe.
+ * <p>Usage: {@code JfrTop [--top N] [--skip METHOD_SUBSTRING] [--phase NAME=METHOD_SUBSTRING]... FILE.jfr...};
+ * {@code --skip} drops samples whose stack holds a frame containing the string (default {@code startJfr}: the
+ * recording's own start-up in the open child); each {@code --phase} (in the order given, the first that matches wins)
+ * counts the samples whose stack holds a frame containing its string, the rest are {@code other}. Frames are
+ * {@code package.Class.method}. Not thread-safe.
  */
 public final class JfrTop {
 
@@ -38,11 +40,15 @@ public final class JfrTop {
         int top = 30;
         String skip = "startJfr";
         List<Path> files = new ArrayList<>();
+        Map<String, String> phases = new java.util.LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--top")) {
                 top = Integer.parseInt(args[++i]);
             } else if (args[i].equals("--skip")) {
                 skip = args[++i];
+            } else if (args[i].equals("--phase")) {
+                String[] kv = args[++i].split("=", 2);
+                phases.put(kv[0], kv[1]);
             } else {
                 files.add(Path.of(args[i]));
             }
@@ -50,6 +56,9 @@ public final class JfrTop {
         Map<String, Integer> threads = new HashMap<>();
         Map<String, Integer> self = new HashMap<>();
         Map<String, Integer> inclusive = new HashMap<>();
+        Map<String, Integer> byPhase = new java.util.LinkedHashMap<>();
+        phases.keySet().forEach(k -> byPhase.put(k, 0));
+        byPhase.put("other", 0);
         int total = 0;
         for (Path f : files) {
             List<RecordedEvent> events;
@@ -85,9 +94,23 @@ public final class JfrTop {
                 for (String fr : seen) {
                     inclusive.merge(fr, 1, Integer::sum);
                 }
+                String phase = "other";
+                for (Map.Entry<String, String> p : phases.entrySet()) {
+                    if (seen.stream().anyMatch(fr -> fr.contains(p.getValue()))) {
+                        phase = p.getKey();
+                        break;
+                    }
+                }
+                byPhase.merge(phase, 1, Integer::sum);
             }
         }
         System.out.println("samples " + total + " in " + files.size() + " recording(s)");
+        if (!phases.isEmpty()) {
+            System.out.println("--- phases");
+            int all = total;
+            byPhase.forEach((k, v) -> System.out.printf(java.util.Locale.ROOT, "%6d %5.1f%% %s%n", v,
+                    100.0 * v / Math.max(1, all), k));
+        }
         print("threads", threads, top, total);
         print("self", self, top, total);
         print("inclusive", inclusive, top, total);
