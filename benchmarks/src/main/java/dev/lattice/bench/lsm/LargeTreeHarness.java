@@ -25,15 +25,17 @@ import java.util.stream.Stream;
  * children's measurements.
  *
  * <p>Usage: {@code LargeTreeHarness --work DIR [--records 100000,1000000,2000000] [--stores lattice,rocksdb]
- * [--heap 256m] [--value 1000] [--partitions N] [--uri PROVIDER_URI] [--jfr DIR] [--open-only true]}. Stores:
- * {@code lattice} (Chronicle, page cache), {@code rocksdb}, and Lattice on a remote provider whose server this JVM starts on 127.0.0.1 through
- * test-backends for the case and stops after it: {@code postgres} (zonky embedded PostgreSQL, {@code fsync=on},
- * {@code synchronous_commit=on}), {@code dynamodb} (dynalite), {@code azure-tables}, {@code azure-blob} (Azurite,
- * in memory); {@code uri} runs Lattice on {@code --uri}, a server started by the caller. {@code --partitions}: the
- * tree's partitions (default: the engine's). For the remote stores disk is not measured; the server's size is
- * ({@code backend.*}: PostgreSQL's {@code pg_database_size}, the emulator's resident set). {@code --jfr}: the Lattice
- * open child records a JFR profile of the timed open only into {@code DIR/<store>-<records>-open.jfr} (see
- * {@link LargeTreeChild}); {@code --open-only true}: the open child stops after its check (no settle wait). Prints
+ * [--heap 256m] [--value 1000] [--partitions N] [--uri PROVIDER_URI] [--jfr DIR [--jfr-period-ms 10]]
+ * [--open-only true]}. Stores: {@code lattice} (Chronicle, page cache), {@code rocksdb}, and Lattice on a remote
+ * provider whose server this JVM starts on 127.0.0.1 through test-backends for the case and stops after it:
+ * {@code postgres} (zonky embedded PostgreSQL, {@code fsync=on}, {@code synchronous_commit=on}), {@code dynamodb}
+ * (dynalite), {@code azure-tables}, {@code azure-blob} (Azurite, in memory); {@code uri} runs Lattice on
+ * {@code --uri}, a server started by the caller. {@code --partitions}: the tree's partitions (default: the engine's).
+ * For the remote stores disk is not measured; the server's size is ({@code backend.*}: PostgreSQL's
+ * {@code pg_database_size}, the emulator's resident set). {@code --jfr}: the Lattice open child records a JFR
+ * profile of the timed open only into {@code DIR/<store>-<records>-open.jfr}, execution samples every
+ * {@code --jfr-period-ms} (see {@link LargeTreeChild}); {@code --open-only true}: the open child stops after its
+ * check (no settle wait). Prints
  * {@code RESULT store records key=value ...} lines. Not thread-safe.
  */
 public final class LargeTreeHarness {
@@ -90,6 +92,7 @@ public final class LargeTreeHarness {
                     if (o.containsKey("--jfr")) {
                         openProps.add("-Dlattice.bench.jfr=" + Path.of(o.get("--jfr")).toAbsolutePath()
                                 .resolve(label + "-open.jfr"));
+                        openProps.add("-Dlattice.bench.jfrPeriodMs=" + o.getOrDefault("--jfr-period-ms", "10"));
                     }
                     if (Boolean.parseBoolean(o.getOrDefault("--open-only", "false"))) {
                         openProps.add("-Dlattice.bench.openOnly=true");
