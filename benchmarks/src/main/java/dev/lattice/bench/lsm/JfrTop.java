@@ -22,8 +22,9 @@ import java.util.Set;
  * (a frame counted once per sample however often it recurs in the stack), each as count and percent of all samples.
  *
  * <p>Usage: {@code JfrTop [--top N] [--skip METHOD_SUBSTRING] [--phase NAME=METHOD_SUBSTRING]... FILE.jfr...};
- * {@code --skip} drops samples whose stack holds a frame containing the string (default {@code startJfr}: the
- * recording's own start-up in the open child); each {@code --phase} (in the order given, the first that matches wins)
+ * {@code --skip} drops samples whose stack holds a frame containing one of its comma-separated strings (default
+ * {@code startJfr,threadCpuTicks,processCpuNanos}: the open child's own recording start-up and CPU readings, which
+ * fall inside the recording but outside the timed open); each {@code --phase} (in the order given, the first that matches wins)
  * counts the samples whose stack holds a frame containing its string, the rest are {@code other}. Frames are
  * {@code package.Class.method}. Not thread-safe.
  */
@@ -38,7 +39,7 @@ public final class JfrTop {
      */
     public static void main(String[] args) {
         int top = 30;
-        String skip = "startJfr";
+        String skip = "startJfr,threadCpuTicks,processCpuNanos";
         List<Path> files = new ArrayList<>();
         Map<String, String> phases = new java.util.LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
@@ -79,7 +80,9 @@ public final class JfrTop {
                 boolean skipped = false;
                 for (RecordedFrame fr : st.getFrames()) {
                     String name = fr.getMethod().getType().getName() + "." + fr.getMethod().getName();
-                    skipped |= name.contains(skip);
+                    for (String sk : skip.split(",")) {
+                        skipped |= name.contains(sk);
+                    }
                     frames.add(name);
                 }
                 if (skipped) {
