@@ -7,6 +7,9 @@
 #   benchmarks/large-tree.sh harness --work /tmp/large-tree-remote --records 200000 --stores dynamodb --partitions 1 --heap 128m
 #     (remote stores: the harness starts the server on 127.0.0.1 through test-backends for each case; LARGE_TREE_CLASSES
 #     sets another class-copy path for a second run beside a first)
+#   benchmarks/large-tree.sh harness --work /tmp/large-tree --records 100000 --stores lattice,rocksdb --jfr /tmp/large-tree-jfr --open-only true
+#     (--jfr: a JFR profile of each Lattice open; --open-only: no settle wait after the open's check)
+#   benchmarks/large-tree.sh jfr-top /tmp/large-tree-jfr/*.jfr   (top frames of the execution samples)
 #   benchmarks/large-tree.sh jmh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +19,7 @@ RUN="${LARGE_TREE_CLASSES:-/tmp/lattice-large-tree-classes}"  # another path for
 what="${1:-harness}"; shift || true
 case "$what" in
   harness) exec java "${FLAGS[@]}" -Xmx128m -cp "$CP" dev.lattice.bench.lsm.LargeTreeHarness "$@" ;;
+  jfr-top) exec java -cp "$CP" dev.lattice.bench.lsm.JfrTop "$@" ;;
   jmh) exec java "${FLAGS[@]}" -Xmx2g -cp "$CP" dev.lattice.bench.lsm.JmhTable "$@" ;;
-  *) echo "usage: $0 harness|jmh [options]" >&2; exit 2 ;;
+  *) echo "usage: $0 harness|jfr-top|jmh [options]" >&2; exit 2 ;;
 esac

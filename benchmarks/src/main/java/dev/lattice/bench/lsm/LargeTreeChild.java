@@ -20,6 +20,7 @@ import org.rocksdb.TickerType;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +40,12 @@ import java.util.SplittableRandom;
  * get is served, checks samples and the count, waits until background flushes and compactions stop, prints
  * {@code SETTLED}, closes and prints {@code CLOSED}. Every measurement is a line {@code M name value}. Exit code 0, or
  * 1 with the failure on standard error (lost or wrong records are failures).
+ *
+ * <p>System properties of an {@code open}: {@code lattice.bench.jfr=FILE} records a JFR profile (the {@code profile}
+ * settings, execution samples every {@code lattice.bench.jfrPeriodMs}, default 10, and every JIT compilation) of the
+ * timed open only, from just before it to the first get, into {@code FILE}; {@code lattice.bench.openOnly=true} stops
+ * after the check (no settle wait), closes and prints {@code CLOSED}. The open also reports its process CPU time
+ * ({@code openCpuMs}) and its threads' CPU time by thread name ({@code openThreadCpuMs}).
  */
 public final class LargeTreeChild {
 
@@ -166,16 +173,27 @@ public final class LargeTreeChild {
         LargeTreeHarness.delete(warm);
         ioBytes("beforeOpen");
         SimpleMeterRegistry reg = new SimpleMeterRegistry();
+        jdk.jfr.Recording jfr = startJfr();
+        Map<String, Long> threads0 = threadCpuTicks();
+        long c0 = processCpuNanos();
         long t0 = System.nanoTime();
         Lattice l = openLattice(uri, reg);
         Tree t = bigTree(l);
         t.get(DirectHarness.key(0));
         m("openMs", (System.nanoTime() - t0) / 1e6);
+        m("openCpuMs", (processCpuNanos() - c0) / 1_000_000);
+        m("openThreadCpuMs", threadCpuSince(threads0));
+        stopJfr(jfr);
         latticeStats(l, reg, "open");
         ioBytes("open");
         long t1 = System.nanoTime();
         check(t::get, t::count, n, valueBytes);
         m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        if (Boolean.getBoolean("lattice.bench.openOnly")) {
+            l.close();
+            System.out.println("CLOSED");
+            return;
+        }
         long t2 = System.nanoTime();
         long last = -1;
         long stableSince = System.nanoTime();
@@ -198,6 +216,73 @@ public final class LargeTreeChild {
         Thread.sleep(3000); // the parent measures the directory
         l.close();
         System.out.println("CLOSED");
+    }
+
+    /** @return the CPU time this process used so far, all threads (JIT and GC included), ns; -1 when unknown */
+    private static long processCpuNanos() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
+    }
+
+    /**
+     * The CPU time of this process's threads so far by thread name without its trailing digits (a pool's threads add
+     * up: {@code lattice-io-}, {@code C2_CompilerThre} (names are cut at 15 characters), {@code GC_Thread}), from
+     * {@code /proc/self/task/{@literal *}/stat} (user + system clock ticks); empty where there is no procfs. Threads
+     * that ended are not counted.
+     */
+    private static Map<String, Long> threadCpuTicks() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String st = Files.readString(task.resolve("stat"));
+                    String name = st.substring(st.indexOf('(') + 1, st.lastIndexOf(')')).replaceAll("[0-9#]+$", "")
+                            .replace(' ', '_');
+                    String[] f = st.substring(st.lastIndexOf(')') + 2).split(" ");
+                    out.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum); // utime, stime
+                } catch (java.io.IOException | RuntimeException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return out;
+        }
+        return out;
+    }
+
+    /**
+     * @return {@code name=ms,...} of the threads that used CPU since {@code before} ({@link #threadCpuTicks}), in
+     *     ms of 10 ms clock ticks (USER_HZ 100), largest first
+     */
+    private static String threadCpuSince(Map<String, Long> before) {
+        Map<String, Long> now = threadCpuTicks();
+        return now.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() > 0).sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
+                .map(e -> e.getKey() + "=" + e.getValue() * 10).collect(java.util.stream.Collectors.joining(","));
+    }
+
+    /** @return a started JFR recording of the open when {@code lattice.bench.jfr} names a file, else null */
+    private static jdk.jfr.Recording startJfr() throws Exception {
+        String file = System.getProperty("lattice.bench.jfr");
+        if (file == null) {
+            return null;
+        }
+        jdk.jfr.Recording r = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+        r.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(
+                Long.getLong("lattice.bench.jfrPeriodMs", 10)));
+        r.enable("jdk.Compilation").withThreshold(java.time.Duration.ZERO); // every JIT compilation in the open
+        r.setDestination(Path.of(file));
+        r.start();
+        return r;
+    }
+
+    /** Stops a recording of {@link #startJfr} (written to its file); no-op for null. */
+    private static void stopJfr(jdk.jfr.Recording r) {
+        if (r != null) {
+            r.stop();
+            r.close();
+        }
     }
 
     private static long refused;
@@ -406,16 +491,25 @@ public final class LargeTreeChild {
         LargeTreeHarness.delete(warm);
         ioBytes("beforeOpen");
         Statistics st = new Statistics();
+        Map<String, Long> threads0 = threadCpuTicks();
+        long c0 = processCpuNanos();
         long t0 = System.nanoTime();
         RocksDB db = RocksDB.open(rocksOptions(st), dir.toString());
         db.get(DirectHarness.key(0).getBytes(StandardCharsets.UTF_8));
         m("openMs", (System.nanoTime() - t0) / 1e6);
+        m("openCpuMs", (processCpuNanos() - c0) / 1_000_000);
+        m("openThreadCpuMs", threadCpuSince(threads0));
         rocksStats(db, st, "open");
         ioBytes("open");
         long t1 = System.nanoTime();
         check(k -> java.util.Optional.ofNullable(db.get(k.getBytes(StandardCharsets.UTF_8))), () -> rocksCount(db),
                 n, valueBytes);
         m("checkMs", (System.nanoTime() - t1) / 1_000_000);
+        if (Boolean.getBoolean("lattice.bench.openOnly")) {
+            db.close();
+            System.out.println("CLOSED");
+            return;
+        }
         long t2 = System.nanoTime();
         long stableSince = System.nanoTime();
         while (System.nanoTime() - t2 < 300_000_000_000L) {

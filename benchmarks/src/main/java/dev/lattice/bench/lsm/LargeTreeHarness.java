@@ -25,13 +25,17 @@ import java.util.stream.Stream;
  * children's measurements.
  *
  * <p>Usage: {@code LargeTreeHarness --work DIR [--records 100000,1000000,2000000] [--stores lattice,rocksdb]
- * [--heap 256m] [--value 1000] [--partitions N] [--uri PROVIDER_URI]}. Stores: {@code lattice} (Chronicle, page
- * cache), {@code rocksdb}, and Lattice on a remote provider whose server this JVM starts on 127.0.0.1 through
- * test-backends for the case and stops after it: {@code postgres} (zonky embedded PostgreSQL, {@code fsync=on},
- * {@code synchronous_commit=on}), {@code dynamodb} (dynalite), {@code azure-tables}, {@code azure-blob} (Azurite,
- * in memory); {@code uri} runs Lattice on {@code --uri}, a server started by the caller. {@code --partitions}: the
- * tree's partitions (default: the engine's). For the remote stores disk is not measured; the server's size is
- * ({@code backend.*}: PostgreSQL's {@code pg_database_size}, the emulator's resident set). Prints
+ * [--heap 256m] [--value 1000] [--partitions N] [--uri PROVIDER_URI] [--jfr DIR [--jfr-period-ms 10]]
+ * [--open-only true]}. Stores: {@code lattice} (Chronicle, page cache), {@code rocksdb}, and Lattice on a remote
+ * provider whose server this JVM starts on 127.0.0.1 through test-backends for the case and stops after it:
+ * {@code postgres} (zonky embedded PostgreSQL, {@code fsync=on}, {@code synchronous_commit=on}), {@code dynamodb}
+ * (dynalite), {@code azure-tables}, {@code azure-blob} (Azurite, in memory); {@code uri} runs Lattice on
+ * {@code --uri}, a server started by the caller. {@code --partitions}: the tree's partitions (default: the engine's).
+ * For the remote stores disk is not measured; the server's size is ({@code backend.*}: PostgreSQL's
+ * {@code pg_database_size}, the emulator's resident set). {@code --jfr}: the Lattice open child records a JFR
+ * profile of the timed open only into {@code DIR/<store>-<records>-open.jfr}, execution samples every
+ * {@code --jfr-period-ms} (see {@link LargeTreeChild}); {@code --open-only true}: the open child stops after its
+ * check (no settle wait). Prints
  * {@code RESULT store records key=value ...} lines. Not thread-safe.
  */
 public final class LargeTreeHarness {
@@ -78,12 +82,23 @@ public final class LargeTreeHarness {
                         r.put("backend", backend.toString().replace(' ', '_'));
                         r.put("backendStartLoad1", load1());
                     }
-                    child(kind, store, "load", dir, n, value, o.get("--heap"), gcLoad, "load.", r, uri, partitions);
+                    child(kind, store, "load", dir, n, value, o.get("--heap"), gcLoad, "load.", r, uri, partitions,
+                            List.of());
                     r.put("diskAfterKill", Long.toString(size(dir)));
                     if (backend != null) {
                         r.put("backend.afterKill", Long.toString(backend.bytes()));
                     }
-                    child(kind, store, "open", dir, n, value, o.get("--heap"), gcOpen, "open.", r, uri, partitions);
+                    List<String> openProps = new ArrayList<>();
+                    if (o.containsKey("--jfr")) {
+                        openProps.add("-Dlattice.bench.jfr=" + Path.of(o.get("--jfr")).toAbsolutePath()
+                                .resolve(label + "-open.jfr"));
+                        openProps.add("-Dlattice.bench.jfrPeriodMs=" + o.getOrDefault("--jfr-period-ms", "10"));
+                    }
+                    if (Boolean.parseBoolean(o.getOrDefault("--open-only", "false"))) {
+                        openProps.add("-Dlattice.bench.openOnly=true");
+                    }
+                    child(kind, store, "open", dir, n, value, o.get("--heap"), gcOpen, "open.", r, uri, partitions,
+                            openProps);
                     if (backend != null) {
                         r.put("backend.afterOpen", Long.toString(backend.bytes()));
                     }
@@ -112,7 +127,8 @@ public final class LargeTreeHarness {
     }
 
     private static void child(String kind, String store, String mode, Path dir, int n, int value, String heap,
-                              Path gcLog, String prefix, Map<String, String> out, String uri, String partitions) {
+                              Path gcLog, String prefix, Map<String, String> out, String uri, String partitions,
+                              List<String> props) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -126,6 +142,7 @@ public final class LargeTreeHarness {
         // docs/providers/azure-tables.md "Options")
         cmd.add("-Dorg.slf4j.simpleLogger.log.com.azure=off");
         cmd.add("-Xlog:gc:file=" + gcLog);
+        cmd.addAll(props);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(LargeTreeChild.class.getName());

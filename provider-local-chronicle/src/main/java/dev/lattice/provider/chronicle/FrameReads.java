@@ -25,10 +25,39 @@ final class FrameReads {
         /**
          * @param i the frame's position in the index
          * @param offset the offset the caller wants (for the error)
-         * @return the frame bytes, intact and matching the index
+         * @param into the buffer to read the frame into (its previous frame is overwritten)
+         * @return {@code into}, holding the frame, intact and matching the index, and its header
          * @throws CorruptLogException if the frame is missing, damaged or not the one the index expects
          */
-        byte[] frame(int i, long offset);
+        FrameBuffer frame(int i, long offset, FrameBuffer into);
+    }
+
+    /**
+     * One frame copied out of the queue: its bytes at the start of {@link #bytes} (which may be longer),
+     * {@link #length} and checked {@link #header}. A read call reuses one buffer for all the frames it reads (one
+     * array instead of one per frame), and drops it when it returns, so no buffer outlives a call. Not thread-safe.
+     */
+    static final class FrameBuffer {
+        private static final byte[] EMPTY = new byte[0];
+        /** The frame's bytes from position 0; longer than {@link #length} when an earlier frame was larger. */
+        byte[] bytes = EMPTY;
+        /** The frame's length in bytes. */
+        int length;
+        /** The frame's header, checked. */
+        Frames.Header header;
+
+        /**
+         * @param n bytes needed
+         * @return {@link #bytes}, at least {@code n} long: an empty buffer grows to exactly {@code n}, a used one by
+         *     at least half (frames of one log are of similar sizes)
+         */
+        byte[] ensure(int n) {
+            if (bytes.length < n) {
+                long grown = Math.max(n, bytes.length + (long) (bytes.length >> 1));
+                bytes = new byte[bytes.length == 0 ? n : (int) Math.min(Integer.MAX_VALUE - 16, grown)];
+            }
+            return bytes;
+        }
     }
 
     private FrameReads() {
@@ -61,6 +90,7 @@ final class FrameReads {
                     + ")");
         }
         long[] bytes = {0};
+        FrameBuffer buf = new FrameBuffer();
         long want = start;
         while (i < frames.size() && out.size() < maxEntries && want <= tail) {
             if (frames.chronicleIndex(i) == FrameIndex.CORRUPT) {
@@ -70,16 +100,17 @@ final class FrameReads {
                 }
                 break;
             }
-            byte[] doc;
+            FrameBuffer f;
             try {
-                doc = source.frame(i, want);
+                f = source.frame(i, want, buf);
             } catch (CorruptLogException e) {
                 if (out.isEmpty()) {
                     throw e;
                 }
                 break;
             }
-            Frames.Header h = Frames.readHeader(doc);
+            byte[] doc = f.bytes;
+            Frames.Header h = f.header;
             final long from = want;
             Frames.forEachEntry(doc, h, (offset, d, pos, len) -> {
                 if (offset < from) {
@@ -114,7 +145,21 @@ final class FrameReads {
      * @throws CorruptLogException if the frame is missing, damaged or not the expected one
      */
     static byte[] readFrame(LogId id, ExcerptTailer t, long index, long first, long last, long offset) {
-        byte[] doc = null;
+        FrameBuffer f = readFrame(id, t, index, first, last, offset, new FrameBuffer());
+        return f.bytes.length == f.length ? f.bytes : Arrays.copyOf(f.bytes, f.length);
+    }
+
+    /**
+     * Reads and checks the frame at a Chronicle index against what the frame index expects, into a buffer (the
+     * checks of {@link #readFrame(LogId, ExcerptTailer, long, long, long, long)}).
+     *
+     * @param into the buffer the frame is copied into
+     * @return {@code into}, holding the frame and its header
+     * @throws CorruptLogException if the frame is missing, damaged or not the expected one
+     */
+    static FrameBuffer readFrame(LogId id, ExcerptTailer t, long index, long first, long last, long offset,
+            FrameBuffer into) {
+        boolean present = false;
         long got = Long.MIN_VALUE;
         if (t.index() != index && !t.moveToIndex(index)) {
             throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
@@ -122,26 +167,29 @@ final class FrameReads {
         }
         try (DocumentContext dc = t.readingDocument()) {
             if (dc.isPresent()) {
+                present = true;
                 got = dc.index();
                 Bytes<?> b = dc.wire().bytes();
-                doc = new byte[(int) b.readRemaining()];
-                b.read(doc);
+                int n = (int) b.readRemaining();
+                b.read(into.ensure(n), 0, n);
+                into.length = n;
             }
         }
-        if (doc == null || got != index) {
+        if (!present || got != index) {
             throw new CorruptLogException(id, offset, "the frame at Chronicle index 0x" + Long.toHexString(index)
                     + " (offsets from " + first + ") is missing");
         }
-        Frames.Header h = Frames.readHeader(doc);
+        Frames.Header h = Frames.readHeader(into.bytes, into.length);
         if (h == null || h.first() != first || h.last() != last) {
             throw new CorruptLogException(id, offset, "the frame of offsets " + first + ".." + last
                     + " has a damaged header");
         }
-        String problem = Frames.checkBody(doc, h);
+        String problem = Frames.checkBody(into.bytes, into.length, h);
         if (problem != null) {
             throw new CorruptLogException(id, offset, "the frame of offsets " + h.first() + ".." + h.last() + ": "
                     + problem);
         }
-        return doc;
+        into.header = h;
+        return into;
     }
 }

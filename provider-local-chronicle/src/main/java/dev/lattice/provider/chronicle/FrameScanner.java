@@ -66,12 +66,25 @@ final class FrameScanner {
      * @return true when it holds an intact frame (header and body)
      */
     boolean document(long index, byte[] doc) {
-        Frames.Header h = Frames.readHeader(doc);
+        return document(index, doc, doc.length);
+    }
+
+    /**
+     * Judges one document held in the first {@code length} bytes of {@code doc} (a buffer the caller reuses: this
+     * scanner keeps no reference to it).
+     *
+     * @param index the document's Chronicle index
+     * @param doc a buffer holding the document from position 0
+     * @param length the document's length in bytes, at most {@code doc.length}
+     * @return true when it holds an intact frame (header and body)
+     */
+    boolean document(long index, byte[] doc, int length) {
+        Frames.Header h = Frames.readHeader(doc, length);
         if (h == null) {
             badDocs++;
             return false;
         }
-        boolean bodyOk = Frames.checkBody(doc, h) == null;
+        boolean bodyOk = Frames.checkBody(doc, length, h) == null;
         if (h.last() <= w) {
             return bodyOk;
         }
@@ -108,13 +121,13 @@ final class FrameScanner {
         badDocs = 0;
         p.docs++;
         if (bodyOk) {
-            p.items.add(new Item(h.first(), h.last(), index, h.payloadBytes(), doc.length));
+            p.items.add(new Item(h.first(), h.last(), index, h.payloadBytes(), length));
             if (h.first() <= w) {
                 p.hidden = Frames.payloadBytesThrough(doc, h, w);
             }
         } else {
             p.damaged = true;
-            p.items.add(new Item(h.first(), h.last(), FrameIndex.CORRUPT, h.payloadBytes(), doc.length));
+            p.items.add(new Item(h.first(), h.last(), FrameIndex.CORRUPT, h.payloadBytes(), length));
         }
         p.nextOff = h.last() + 1;
         if (p.complete() && !p.damaged) {

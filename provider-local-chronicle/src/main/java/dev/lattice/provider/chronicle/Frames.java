@@ -150,17 +150,29 @@ final class Frames {
      * @return the header, or null when it is damaged (its offsets cannot be trusted)
      */
     static Header readHeader(byte[] doc) {
-        if (doc.length < FRAME_OVERHEAD) {
+        return readHeader(doc, doc.length);
+    }
+
+    /**
+     * Reads a frame header from the first {@code length} bytes of {@code doc} (a buffer that may be longer than the
+     * document), checking its magic, CRC and internal consistency. Only the 64 header bytes are read.
+     *
+     * @param doc a buffer holding the document from position 0 (at least its header when {@code length} allows one)
+     * @param length the document's length in bytes, at most {@code doc.length}
+     * @return the header, or null when it is damaged (its offsets cannot be trusted) or the document is shorter than
+     *     a frame's fixed bytes
+     */
+    static Header readHeader(byte[] doc, int length) {
+        if (length < FRAME_OVERHEAD) {
             return null;
         }
-        ByteBuffer b = ByteBuffer.wrap(doc);
         CRC32C crc = new CRC32C();
         crc.update(doc, 0, HEADER_BYTES - 4);
-        if (b.getInt(HEADER_BYTES - 4) != (int) crc.getValue() || b.getInt(0) != MAGIC) {
+        if (getInt(doc, HEADER_BYTES - 4) != (int) crc.getValue() || getInt(doc, 0) != MAGIC) {
             return null;
         }
-        Header h = new Header(b.getInt(4), b.getInt(8), b.getInt(12), b.getLong(16), b.getLong(24), b.getLong(32),
-                b.getLong(40), b.getLong(48), b.getInt(56));
+        Header h = new Header(getInt(doc, 4), getInt(doc, 8), getInt(doc, 12), getLong(doc, 16), getLong(doc, 24),
+                getLong(doc, 32), getLong(doc, 40), getLong(doc, 48), getInt(doc, 56));
         boolean sane = h.first >= 0 && h.last >= h.first && h.entryCount == h.last - h.first + 1
                 && h.batchCount >= 1 && h.groupFirst <= h.first && h.groupThrough >= h.last && h.payloadBytes >= 0
                 && h.frameLength >= FRAME_OVERHEAD && h.epoch >= 1;
@@ -175,25 +187,38 @@ final class Frames {
      * @return null when the body is intact, else what is wrong
      */
     static String checkBody(byte[] doc, Header h) {
-        if (doc.length != h.frameLength) {
-            return "frame length " + doc.length + " differs from its header's " + h.frameLength;
+        return checkBody(doc, doc.length, h);
+    }
+
+    /**
+     * Checks the body of the document held in the first {@code length} bytes of {@code doc}: length, trailer CRC and
+     * structure (batch offsets contiguous, lengths adding up). The checks are those of {@link #checkBody(byte[],
+     * Header)}; bytes of {@code doc} after {@code length} are not read.
+     *
+     * @param doc a buffer holding the document from position 0
+     * @param length the document's length in bytes, at most {@code doc.length}
+     * @param h its header, as read by {@link #readHeader(byte[], int)}
+     * @return null when the body is intact, else what is wrong
+     */
+    static String checkBody(byte[] doc, int length, Header h) {
+        if (length != h.frameLength) {
+            return "frame length " + length + " differs from its header's " + h.frameLength;
         }
         CRC32C crc = new CRC32C();
-        crc.update(doc, 0, doc.length - TRAILER_BYTES);
-        if (ByteBuffer.wrap(doc).getInt(doc.length - TRAILER_BYTES) != (int) crc.getValue()) {
+        crc.update(doc, 0, length - TRAILER_BYTES);
+        if (getInt(doc, length - TRAILER_BYTES) != (int) crc.getValue()) {
             return "frame fails its CRC32C checksum";
         }
-        ByteBuffer b = ByteBuffer.wrap(doc);
         int pos = HEADER_BYTES;
-        int end = doc.length - TRAILER_BYTES;
+        int end = length - TRAILER_BYTES;
         long expected = h.first;
         long payload = 0;
         for (int i = 0; i < h.batchCount; i++) {
             if (pos + BATCH_OVERHEAD > end) {
                 return "batch " + i + " runs past the frame end";
             }
-            long first = b.getLong(pos + 16);
-            int count = b.getInt(pos + 24);
+            long first = getLong(doc, pos + 16);
+            int count = getInt(doc, pos + 24);
             if (first != expected || count < 1) {
                 return "batch " + i + " has first offset " + first + " and " + count + " entries, expected offset "
                         + expected;
@@ -203,8 +228,8 @@ final class Frames {
                 return "batch " + i + " lengths run past the frame end";
             }
             long bytes = 0;
-            for (int k = 0; k < count; k++) {
-                int len = b.getInt(pos + ENTRY_OVERHEAD * k);
+            for (int k = 0, at = pos; k < count; k++, at += ENTRY_OVERHEAD) {
+                int len = getInt(doc, at);
                 if (len < 0) {
                     return "negative entry length";
                 }
@@ -222,6 +247,19 @@ final class Frames {
             return "frame body does not add up to its header";
         }
         return null;
+    }
+
+    /**
+     * A big-endian int of a frame (as {@link ByteBuffer} reads it), read straight from the array: the frame
+     * checks run at every open, much of it before the JIT has compiled them, where a buffer's layers cost most.
+     */
+    static int getInt(byte[] b, int at) {
+        return (b[at] << 24) | ((b[at + 1] & 0xFF) << 16) | ((b[at + 2] & 0xFF) << 8) | (b[at + 3] & 0xFF);
+    }
+
+    /** A big-endian long of a frame, as {@link #getInt}. */
+    static long getLong(byte[] b, int at) {
+        return ((long) getInt(b, at) << 32) | (getInt(b, at + 4) & 0xFFFFFFFFL);
     }
 
     /** Visits the entries of an intact frame. */
@@ -244,15 +282,14 @@ final class Frames {
      * @param visitor called per entry until it returns false
      */
     static void forEachEntry(byte[] doc, Header h, EntryVisitor visitor) {
-        ByteBuffer b = ByteBuffer.wrap(doc);
         int pos = HEADER_BYTES;
         for (int i = 0; i < h.batchCount; i++) {
-            long first = b.getLong(pos + 16);
-            int count = b.getInt(pos + 24);
+            long first = getLong(doc, pos + 16);
+            int count = getInt(doc, pos + 24);
             int lengths = pos + BATCH_OVERHEAD;
             int payload = lengths + ENTRY_OVERHEAD * count;
             for (int k = 0; k < count; k++) {
-                int len = b.getInt(lengths + ENTRY_OVERHEAD * k);
+                int len = getInt(doc, lengths + ENTRY_OVERHEAD * k);
                 if (!visitor.entry(first + k, doc, payload, len)) {
                     return;
                 }

@@ -235,6 +235,17 @@ final class LogQueue implements AutoCloseable {
     }
 
     /**
+     * As {@link #readFrame(long, long, long, long)}, into a buffer the caller reuses for the frames of one read.
+     *
+     * @param into the buffer
+     * @return {@code into}, holding the frame and its header
+     * @throws dev.lattice.spi.CorruptLogException if the frame is missing, damaged or not the expected one
+     */
+    FrameReads.FrameBuffer readFrame(long index, long first, long last, long offset, FrameReads.FrameBuffer into) {
+        return FrameReads.readFrame(id, tailer(), index, first, last, offset, into);
+    }
+
+    /**
      * Forces the cycle files a commit wrote (fdatasync), and the queue directory when a cycle file is new.
      *
      * @param touched the cycle files written

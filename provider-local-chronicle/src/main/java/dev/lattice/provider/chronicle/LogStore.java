@@ -310,7 +310,9 @@ final class LogStore {
     // ---------------------------------------------------------------- read / state
 
     ReadPage read(long fromExclusive, int maxEntries, long maxBytes) {
-        return FrameReads.read(id, frames, watermark, tail, fromExclusive, maxEntries, maxBytes, this::readFrame);
+        return FrameReads.read(id, frames, watermark, tail, fromExclusive, maxEntries, maxBytes,
+                (i, offset, into) -> queue.readFrame(frames.chronicleIndex(i), frames.first(i), frames.last(i, tail),
+                        offset, into));
     }
 
     /**

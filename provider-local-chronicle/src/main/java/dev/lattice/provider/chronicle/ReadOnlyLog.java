@@ -129,12 +129,21 @@ final class ReadOnlyLog {
     }
 
     private byte[] frame(int i, long offset) {
+        return FrameReads.readFrame(id, readTailer(), frames.chronicleIndex(i), frames.first(i), frames.last(i, tail),
+                offset);
+    }
+
+    private FrameReads.FrameBuffer frame(int i, long offset, FrameReads.FrameBuffer into) {
+        return FrameReads.readFrame(id, readTailer(), frames.chronicleIndex(i), frames.first(i), frames.last(i, tail),
+                offset, into);
+    }
+
+    private ExcerptTailer readTailer() {
         if (readTailer == null) {
             readTailer = queue.createTailer();
             readTailer.singleThreadedCheckDisabled(true);
         }
-        return FrameReads.readFrame(id, readTailer, frames.chronicleIndex(i), frames.first(i), frames.last(i, tail),
-                offset);
+        return readTailer;
     }
 
     // ---------------------------------------------------------------- refresh
@@ -315,21 +324,22 @@ final class ReadOnlyLog {
         ExcerptTailer t = scanTailer();
         RollCycle rc = queue.rollCycle();
         boolean retried = false;
+        FrameReads.FrameBuffer buf = new FrameReads.FrameBuffer(); // one array for the documents of this call
         try {
             while (true) {
-                byte[] doc = null;
+                int length = -1;
                 long index = 0;
                 try (DocumentContext dc = t.readingDocument()) {
                     if (dc.isPresent()) {
                         index = dc.index();
                         Bytes<?> b = dc.wire().bytes();
-                        doc = new byte[(int) b.readRemaining()];
-                        b.read(doc);
+                        length = (int) b.readRemaining();
+                        b.read(buf.ensure(length), 0, length);
                     }
                 }
-                if (doc != null) {
+                if (length >= 0) {
                     lastIndex = index;
-                    scanner.document(index, doc);
+                    scanner.document(index, buf.bytes, length);
                     retried = false;
                     continue;
                 }

@@ -54,6 +54,8 @@ final class RecoveryScanner {
             long newestEnd = 0;
             long newestHeader = -1;
             long newestIntactHeader = -1;
+            // one buffer for every document of the scan (the scanner keeps no reference to it)
+            FrameReads.FrameBuffer buf = new FrameReads.FrameBuffer();
             for (long cycle : cycles) {
                 if (cycle < nextCycle || !t.moveToIndex(rc.toIndex((int) cycle, 0))) {
                     continue;
@@ -71,9 +73,9 @@ final class RecoveryScanner {
                             if (newest) {
                                 newestHeader = b.readPosition() - 4;
                             }
-                            byte[] doc = new byte[(int) b.readRemaining()];
-                            b.read(doc);
-                            if (s.document(index, doc) && newest) {
+                            int length = (int) b.readRemaining();
+                            b.read(buf.ensure(length), 0, length);
+                            if (s.document(index, buf.bytes, length) && newest) {
                                 newestEnd = end; // the raw search starts after the last intact frame
                                 newestIntactHeader = newestHeader;
                             }

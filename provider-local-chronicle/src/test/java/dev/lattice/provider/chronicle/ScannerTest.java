@@ -51,6 +51,22 @@ class ScannerTest {
         return s;
     }
 
+    /**
+     * As {@link #scan}, but every document is copied into one reused buffer, larger than any document, whose bytes
+     * after the document are left over from earlier ones or junk (as the recovery scan feeds the scanner).
+     */
+    private FrameScanner scanThroughBuffer(long watermark, byte[]... docs) {
+        FrameScanner s = new FrameScanner(watermark);
+        byte[] buf = new byte[4096];
+        java.util.Arrays.fill(buf, (byte) 0x5A);
+        for (byte[] d : docs) {
+            System.arraycopy(d, 0, buf, 0, d.length);
+            s.document(nextIndex++, buf, d.length);
+        }
+        s.finish();
+        return s;
+    }
+
     private static String items(FrameScanner s) {
         StringBuilder b = new StringBuilder();
         for (FrameScanner.Item it : s.accepted) {
@@ -58,6 +74,30 @@ class ScannerTest {
                     .append(it.index() == FrameIndex.CORRUPT ? "!" : "").append(' ');
         }
         return b.toString().trim();
+    }
+
+    @Test
+    void aReusedBufferGivesTheVerdictsOfExactDocuments() {
+        byte[][] docs = {frame(1, 0, 9, 0, 9), damagedBody(frame(1, 10, 19, 10, 19)), frame(1, 20, 24, 20, 29),
+            frame(1, 25, 29, 20, 29), damagedHeader(frame(1, 30, 39, 30, 39)), frame(1, 40, 49, 40, 49)};
+        FrameScanner exact = scan(4, docs);
+        nextIndex = 100;
+        FrameScanner buffered = scanThroughBuffer(4, docs);
+        assertThat(items(buffered)).isEqualTo(items(exact)).isEqualTo("0..9 10..19! 20..24 25..29 30..39! 40..49");
+        assertThat(buffered.accepted).isEqualTo(exact.accepted);
+        assertThat(buffered.next).isEqualTo(exact.next);
+        assertThat(buffered.leftovers).isEqualTo(exact.leftovers);
+        assertThat(buffered.hiddenPayloadBytes).isEqualTo(exact.hiddenPayloadBytes).isEqualTo(15);
+
+        // a document shorter than the buffer is judged by its own length: one byte cut off is damage
+        byte[] whole = frame(1, 0, 9, 0, 9);
+        byte[] buf = new byte[whole.length + 16];
+        System.arraycopy(whole, 0, buf, 0, whole.length);
+        FrameScanner cut = new FrameScanner(-1);
+        assertThat(cut.document(1, buf, whole.length - 1)).isFalse();
+        assertThat(new FrameScanner(-1).document(1, buf, whole.length)).isTrue();
+        assertThat(Frames.checkBody(buf, whole.length, Frames.readHeader(buf, whole.length))).isNull();
+        assertThat(Frames.checkBody(buf, buf.length, Frames.readHeader(buf, buf.length))).contains("frame length");
     }
 
     @Test
