@@ -14,10 +14,6 @@ final class DataBlock {
     private final int restartsOffset;
     private final int restartCount;
 
-    DataBlock(byte[] payload) {
-        this(payload, payload.length);
-    }
-
     /**
      * @param bytes an array holding the block's payload from index 0 (anything after it, e.g. its CRC, is ignored)
      * @param length the payload's length in bytes
@@ -57,11 +53,6 @@ final class DataBlock {
         private long expiresAt;
         private int valuePos;
         private int valueLen;
-
-        /** Positions the cursor before the first entry at or after which {@code target} may start. */
-        void seek(String target) {
-            seek(target.getBytes(StandardCharsets.UTF_8));
-        }
 
         /** Positions the cursor before the first entry at or after which {@code target} (UTF-8) may start. */
         void seek(byte[] target) {

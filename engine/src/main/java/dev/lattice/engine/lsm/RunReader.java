@@ -288,7 +288,8 @@ public final class RunReader {
      */
     private Iterator<RunEntry> scan(String from, String to, boolean fillCache) {
         return new Iterator<>() {
-            private int block = from == null ? 0 : firstBlockFor(from);
+            private final byte[] fromUtf8 = from == null ? null : from.getBytes(StandardCharsets.UTF_8);
+            private int block = fromUtf8 == null ? 0 : firstBlockFor(fromUtf8);
             private DataBlock.Cursor cursor;
             private RunEntry next;
             private boolean done = !meta.overlaps(from, to);
@@ -302,8 +303,8 @@ public final class RunReader {
                             break;
                         }
                         cursor = dataBlock(block, fillCache).cursor();
-                        if (from != null) {
-                            cursor.seek(from);
+                        if (fromUtf8 != null) {
+                            cursor.seek(fromUtf8);
                         }
                     }
                     if (!RunReader.this.next(cursor, block)) {
