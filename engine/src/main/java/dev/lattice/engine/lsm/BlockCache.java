@@ -58,11 +58,12 @@ public final class BlockCache {
     }
 
     /**
-     * Bytes of blocks held now (approximate: the cache's weighted size).
+     * Bytes of blocks held now (the cache's weighted size, after its pending maintenance has run).
      *
      * @return bytes
      */
     public long sizeBytes() {
+        cache.cleanUp(); // apply pending inserts and evictions (Caffeine applies them asynchronously)
         return cache.policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
     }
 
