@@ -24,8 +24,12 @@ final class MemtableRanges {
     /** The lowest version applied to the memtable since its freeze (range deletes older than it hide nothing there). */
     private volatile long minVersion = Long.MAX_VALUE;
 
-    /** What a freeze hands to the frozen memtable. */
-    record Frozen(List<RangeTombstone> ranges, long minVersion, long keptBytes) {
+    /**
+     * What a freeze hands to the frozen memtable; {@code kept} and {@code nextMinVersion} become the memtable's once
+     * the frozen memtable is readable ({@link #publish}).
+     */
+    record Frozen(List<RangeTombstone> ranges, long minVersion, long keptBytes, List<MemRange> kept,
+                  long nextMinVersion) {
     }
 
     void noteVersion(long version) {
@@ -107,7 +111,9 @@ final class MemtableRanges {
 
     /**
      * At a freeze: committed range deletes go down with the frozen memtable (into its run; gated when an open
-     * snapshot predates them); pending ones stay (the manifest's engine state holds their prepares).
+     * snapshot predates them); pending ones stay (the manifest's engine state holds their prepares). Changes only
+     * the gates: the memtable keeps its list until {@link #publish}, called once the frozen memtable is a layer, so
+     * that a reader (list, then memtable, then layers) finds each range delete in one or the other.
      *
      * @param horizon the oldest open snapshot
      * @param nextMinVersion the lowest version the next memtable starts with (its moved chains)
@@ -128,10 +134,13 @@ final class MemtableRanges {
                 keptBytes += MemRange.estimate(r.from, r.to);
             }
         }
-        Frozen f = new Frozen(List.copyOf(down), minVersion, keptBytes);
-        list = List.copyOf(kept);
-        minVersion = nextMinVersion;
-        return f;
+        return new Frozen(List.copyOf(down), minVersion, keptBytes, List.copyOf(kept), nextMinVersion);
+    }
+
+    /** After a freeze, once the frozen memtable is a layer: the memtable keeps only what {@code f} did not take. */
+    void publish(Frozen f) {
+        list = f.kept();
+        minVersion = f.nextMinVersion();
     }
 
     /**

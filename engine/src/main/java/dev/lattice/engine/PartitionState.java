@@ -239,12 +239,14 @@ final class PartitionState {
 
     /** @return the number of visible keys (walks the map only while atomic writes or layers below need it) */
     long count() {
-        if (layers.isEmpty() && ranges.list.isEmpty() && !expiringSeen) {
+        List<MemRange> rs = ranges.list; // in the order of at(): a freeze publishes layers, list, map
+        ConcurrentSkipListMap<String, Object> m = map;
+        if (layers.isEmpty() && rs.isEmpty() && !expiringSeen) {
             if (chained.isEmpty()) {
-                return map.size();
+                return m.size();
             }
             long n = 0;
-            for (Object o : map.values()) {
+            for (Object o : m.values()) {
                 if (latest(o) != null) {
                     n++;
                 }
@@ -836,7 +838,9 @@ final class PartitionState {
         moved += fr.keptBytes();
         FrozenMemtable f = new FrozenMemtable(old, views, appliedOffset, maxVersion, engineState,
                 memtableBytes - moved, fr.ranges(), fr.minVersion());
+        // readers take the range list, then the map, then the layers: publish in the reverse order
         layers.addFrozen(f);
+        ranges.publish(fr);
         map = next;
         memtableBytes = moved;
         return f;
