@@ -212,11 +212,15 @@ final class PartitionLayers {
                 return r;
             }
         }
+        dev.lattice.engine.lsm.LookupKey lookup = null;
         for (RunHandle h : l.runs) {
             if (!h.covers(key)) {
                 continue;
             }
-            RunEntry e = h.reader().get(key, Long.MAX_VALUE);
+            if (lookup == null) {
+                lookup = new dev.lattice.engine.lsm.LookupKey(key);
+            }
+            RunEntry e = h.reader().get(lookup, Long.MAX_VALUE);
             if (e != null) {
                 return view(e);
             }

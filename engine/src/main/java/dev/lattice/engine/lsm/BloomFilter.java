@@ -50,8 +50,18 @@ public final class BloomFilter {
      * @return its hash
      */
     public static long hash(String key) {
+        return hash(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The 64-bit hash the filter uses for a key, from its UTF-8 bytes.
+     *
+     * @param utf8 the key's UTF-8 bytes
+     * @return its hash, equal to {@link #hash(String)} of the key
+     */
+    public static long hash(byte[] utf8) {
         long h = 0xcbf29ce484222325L;
-        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
+        for (byte b : utf8) {
             h ^= b & 0xFF;
             h *= 0x100000001b3L;
         }

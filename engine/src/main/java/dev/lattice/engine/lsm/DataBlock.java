@@ -117,6 +117,11 @@ final class DataBlock {
             return true;
         }
 
+        /** Compares the current entry's key with a UTF-8 key, in {@link String} order. */
+        int compareKey(byte[] target) {
+            return KeyOrder.compare(key, 0, keyLen, target, 0, target.length);
+        }
+
         String key() {
             if (keyString == null) {
                 keyString = new String(key, 0, keyLen, StandardCharsets.UTF_8);

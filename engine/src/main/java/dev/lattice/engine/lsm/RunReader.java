@@ -226,16 +226,29 @@ public final class RunReader {
      * @throws CorruptRunException if a block read fails its check
      */
     public RunEntry get(String key, long maxVersion) {
+        return get(new LookupKey(key), maxVersion);
+    }
+
+    /**
+     * As {@link #get(String, long)}, for a key already encoded (shared by the runs a lookup visits).
+     *
+     * @param lookup the key
+     * @param maxVersion the newest version the caller may see ({@code Long.MAX_VALUE} for the latest)
+     * @return the entry (a value or a tombstone), or null when this run has no such version
+     * @throws CorruptRunException if a block read fails its check
+     */
+    public RunEntry get(LookupKey lookup, long maxVersion) {
+        String key = lookup.key();
         if (!meta.overlaps(key, null) || key.compareTo(meta.lastKey()) > 0 || key.compareTo(meta.firstKey()) < 0
-                || !filter.mightContain(BloomFilter.hash(key))) {
+                || !filter.mightContain(lookup.bloomHash())) {
             return null;
         }
-        byte[] utf8 = key.getBytes(StandardCharsets.UTF_8);
+        byte[] utf8 = lookup.utf8();
         for (int b = firstBlockFor(utf8); b < blocks(); b++) {
             DataBlock.Cursor c = dataBlock(b).cursor();
             c.seek(utf8);
             while (next(c, b)) {
-                int cmp = c.key().compareTo(key);
+                int cmp = c.compareKey(utf8);
                 if (cmp > 0) {
                     return null;
                 }
