@@ -14,10 +14,16 @@ public final class BloomFilter {
 
     private final long[] bits;
     private final int k;
+    /** The filter's size in bits. */
+    private final long n;
+    /** 2^64 mod {@link #n}: what a probe position loses when its 64-bit sum wraps. */
+    private final long wrap;
 
     private BloomFilter(long[] bits, int k) {
         this.bits = bits;
         this.k = k;
+        this.n = (long) bits.length * 64;
+        this.wrap = Math.floorMod(2 * Long.remainderUnsigned(Long.MIN_VALUE, n), n);
     }
 
     /**
@@ -71,13 +77,34 @@ public final class BloomFilter {
     }
 
     private void add(long h) {
-        long n = (long) bits.length * 64;
-        long h1 = h;
+        long p = Math.floorMod(h, n);
         long h2 = (h >>> 32) | 1;
+        long d = h2 % n;
+        long x = h;
         for (int i = 0; i < k; i++) {
-            long bit = Math.floorMod(h1 + i * h2, n);
-            bits[(int) (bit >>> 6)] |= 1L << bit;
+            bits[(int) (p >>> 6)] |= 1L << p;
+            long nx = x + h2;
+            p = step(p, d, nx < x);
+            x = nx;
         }
+    }
+
+    /**
+     * The next probe position: {@code floorMod(x + h2, n)} from {@code p = floorMod(x, n)} and {@code d = h2 mod n},
+     * without a division ({@code h2 > 0}, so the 64-bit sum wraps exactly when it comes out below {@code x}).
+     */
+    private long step(long p, long d, boolean wrapped) {
+        p += d;
+        if (p >= n) {
+            p -= n;
+        }
+        if (wrapped) {
+            p -= wrap;
+            if (p < 0) {
+                p += n;
+            }
+        }
+        return p;
     }
 
     /**
@@ -87,13 +114,17 @@ public final class BloomFilter {
      * @return false when it is certainly absent
      */
     public boolean mightContain(long keyHash) {
-        long n = (long) bits.length * 64;
+        long p = Math.floorMod(keyHash, n);
         long h2 = (keyHash >>> 32) | 1;
+        long d = h2 % n;
+        long x = keyHash;
         for (int i = 0; i < k; i++) {
-            long bit = Math.floorMod(keyHash + i * h2, n);
-            if ((bits[(int) (bit >>> 6)] & (1L << bit)) == 0) {
+            if ((bits[(int) (p >>> 6)] & (1L << p)) == 0) {
                 return false;
             }
+            long nx = x + h2;
+            p = step(p, d, nx < x);
+            x = nx;
         }
         return true;
     }
