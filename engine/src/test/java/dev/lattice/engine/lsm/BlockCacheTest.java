@@ -1,0 +1,68 @@
+package dev.lattice.engine.lsm;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The block cache: its byte bound over its shards, hits and misses, and quiet lookups that do not fill it. */
+class BlockCacheTest {
+
+    /** A decodable block of {@code bytes} bytes (one restart point at 0, no entries). */
+    private static DataBlock block(int bytes) {
+        byte[] b = new byte[bytes];
+        ByteBuffer.wrap(b, bytes - 8, 8).putInt(0).putInt(1);
+        return new DataBlock(b, bytes);
+    }
+
+    @Test
+    void staysWithinItsBoundOverAllShardsAndCountsHitsAndMisses() {
+        long max = 8L << 20;
+        BlockCache c = new BlockCache(max);
+        assertThat(c.shardCount()).isEqualTo(8);
+        AtomicInteger loads = new AtomicInteger();
+        for (long p = 0; p < 10_000; p++) { // 10,000 x 4 KiB = 40 MiB offered
+            c.get(1, p * 4096, pos -> {
+                loads.incrementAndGet();
+                return block(4096);
+            });
+        }
+        assertThat(loads).hasValue(10_000);
+        assertThat(c.sizeBytes()).isLessThanOrEqualTo(max).isGreaterThan(max / 2);
+        int before = loads.get();
+        c.get(2, 0, pos -> {
+            loads.incrementAndGet();
+            return block(4096);
+        });
+        c.get(2, 0, pos -> {
+            loads.incrementAndGet();
+            return block(4096);
+        });
+        assertThat(loads.get() - before).as("the second get of a block is a hit").isEqualTo(1);
+        assertThat(c.hitRatio()).isGreaterThan(0).isLessThan(0.01);
+    }
+
+    @Test
+    void quietLookupsDoNotFillTheCacheAndSmallOrZeroBoundsWork() {
+        BlockCache c = new BlockCache(4L << 20);
+        AtomicInteger loads = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            c.getOrLoad(1, 0, pos -> {
+                loads.incrementAndGet();
+                return block(4096);
+            });
+        }
+        assertThat(loads).hasValue(3);
+        assertThat(c.sizeBytes()).isZero();
+        assertThat(new BlockCache(1024).shardCount()).isEqualTo(1);
+        BlockCache none = new BlockCache(0);
+        none.get(1, 0, pos -> block(64));
+        assertThat(none.sizeBytes()).isZero();
+        assertThat(new BlockCache(100L << 30).shardCount()).isEqualTo(BlockCache.MAX_SHARDS);
+        assertThatThrownBy(() -> new BlockCache(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("negative");
+    }
+}
