@@ -38,7 +38,7 @@ public final class BlockCache {
      * @param maxBytes the most bytes of blocks to keep; 0 keeps none
      * @throws IllegalArgumentException if {@code maxBytes} is negative
      */
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public BlockCache(long maxBytes) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("negative block cache size " + maxBytes);
