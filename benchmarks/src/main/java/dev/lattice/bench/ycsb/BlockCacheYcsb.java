@@ -33,8 +33,9 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code BlockCacheYcsb --work DIR [--records 2000000] [--operations 500000] [--warmup 100000]
  * [--threads 16] [--workloads c,b] [--reps 2] [--heap 256m] [--cache-mib 64] [--bloom 10] [--settle 10]
- * [--lattice-block-bytes 0] [--out FILE.md] [--keep true]} ({@code --lattice-block-bytes}: Lattice's
- * {@code runBlockBytes}, 0 = its default). Prints each child's lines, {@code RESULT} lines, and a Markdown table (also written
+ * [--lattice-block-bytes 0] [--out FILE.md] [--keep true] [--jfr LABEL [--jfr-settings profile|FILE.jfc]]}
+ * ({@code --lattice-block-bytes}: Lattice's {@code runBlockBytes}, 0 = its default; {@code --jfr}: a JFR recording
+ * of every child whose label, e.g. "lattice c", contains LABEL, with the named JFR settings). Prints each child's lines, {@code RESULT} lines, and a Markdown table (also written
  * to {@code --out}). Not thread-safe.
  */
 public final class BlockCacheYcsb {
@@ -296,7 +297,8 @@ public final class BlockCacheYcsb {
         cmd.add("-Xmx" + o.get("--heap"));
         if (o.containsKey("--jfr") && label.contains(o.get("--jfr"))) {
             cmd.add("-XX:StartFlightRecording=filename=" + Path.of(o.get("--work"),
-                    label.replaceAll("[^A-Za-z0-9]", "_") + ".jfr") + ",settings=profile");
+                    label.replaceAll("[^A-Za-z0-9]", "_") + ".jfr") + ",settings="
+                    + o.getOrDefault("--jfr-settings", "profile"));
         }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));

@@ -26,7 +26,30 @@ public final class BlockCache {
     /** The least bytes a shard holds (a smaller bound gets fewer shards). */
     static final long MIN_SHARD_BYTES = 1L << 20;
 
-    private record Key(long reader, long position) {
+    /** A block's name: its reader and position (a plain class: a record's generated equals was a hot spot). */
+    private static final class Key {
+        final long reader;
+        final long position;
+        final int hash;
+
+        Key(long reader, long position) {
+            this.reader = reader;
+            this.position = position;
+            long h = reader * 0x9E3779B97F4A7C15L + position;
+            h ^= h >>> 29;
+            h *= 0xBF58476D1CE4E5B9L;
+            this.hash = (int) (h ^ (h >>> 32));
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.position == position && k.reader == reader;
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
     }
 
     private final Cache<Key, DataBlock>[] shards;
@@ -56,10 +79,7 @@ public final class BlockCache {
         if (shards.length == 1) {
             return shards[0];
         }
-        long h = k.reader() * 0x9E3779B97F4A7C15L + k.position();
-        h ^= h >>> 29;
-        h *= 0xBF58476D1CE4E5B9L;
-        return shards[(int) (h >>> 40) & (shards.length - 1)];
+        return shards[(k.hash >>> 24) & (shards.length - 1)];
     }
 
     DataBlock get(long reader, long position, Function<Long, DataBlock> loader) {
