@@ -72,7 +72,8 @@ final class CutHolds {
         return new Cut(tree, partitions);
     }
 
-    private boolean paused() {
+    /** @return true while this node sends no holds (an owner did not serve one lately) */
+    boolean paused() {
         return unserved && System.nanoTime() - unservedUntil < 0;
     }
 
