@@ -133,7 +133,11 @@ final class CutHolds {
             long granted = Long.MAX_VALUE;
             for (CompletableFuture<Response> ack : acks) {
                 try {
-                    granted = Math.min(granted, Router.await(ack).number());
+                    long g = Router.await(ack).number();
+                    if (g <= 0) {
+                        off = true; // an owner with holds off: the holds placed elsewhere stay until released
+                    }
+                    granted = Math.min(granted, g);
                 } catch (UnsupportedOperationException e) {
                     unserved(e);
                     off = true;
