@@ -68,8 +68,11 @@ final class AtomicCoordinator {
     /**
      * Coordinates {@code q} (an {@link Op#ATOMIC_COMMIT}, or {@link Op#ATOMIC_COMMIT_TREES} whose parts name their
      * trees) from the entity of its lowest log.
+     *
+     * @param gate the coordinator partition's prepare gate: its own part, the write's first, waits there while a
+     *     scan or count holds the partition's prepares
      */
-    CompletableFuture<Response> commit(PartialTree tree, int coordinatorPartition, Request q) {
+    CompletableFuture<Response> commit(PartialTree tree, int coordinatorPartition, Request q, PrepareGate gate) {
         String txnId = q.key();
         LogId coordinator = new LogId(tree.name(), coordinatorPartition);
         TreeMap<LogId, List<AtomicOp>> parts = new TreeMap<>(ClusterAtomicWrite.LOG_ORDER);
@@ -94,9 +97,9 @@ final class AtomicCoordinator {
         String idemKey = q.op() == Op.ATOMIC_COMMIT_IDEMPOTENT ? q.toKey() : null;
         long digest = idemKey == null ? 0 : digest(q);
         if (idemKey != null) {
-            return commitIdempotent(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest);
+            return commitIdempotent(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest, gate);
         }
-        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, null, 0);
+        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, null, 0, gate);
     }
 
     /**
@@ -107,7 +110,7 @@ final class AtomicCoordinator {
      */
     private CompletableFuture<Response> commitIdempotent(PartialTree tree, int coordinatorPartition, LogId coordinator,
                                                         String txnId, TreeMap<LogId, List<AtomicOp>> parts,
-                                                        String idemKey, long digest) {
+                                                        String idemKey, long digest, PrepareGate gate) {
         Optional<AtomicDecision> recorded = tree.atomicDecisionByIdempotencyKey(coordinatorPartition, idemKey, digest);
         if (recorded.isPresent()) {
             return CompletableFuture.completedFuture(reattached(idemKey, recorded.get()));
@@ -134,7 +137,7 @@ final class AtomicCoordinator {
             mine.outcome.complete(recorded.get());
             return CompletableFuture.completedFuture(reattached(idemKey, recorded.get()));
         }
-        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest)
+        return commitParts(tree, coordinatorPartition, coordinator, txnId, parts, idemKey, digest, gate)
                 .whenComplete((r, e) -> {
                     byIdempotencyKey.remove(slot, mine);
                     if (e == null) {
@@ -168,7 +171,7 @@ final class AtomicCoordinator {
 
     private CompletableFuture<Response> commitParts(PartialTree tree, int coordinatorPartition, LogId coordinator,
                                                    String txnId, TreeMap<LogId, List<AtomicOp>> parts,
-                                                   String idemKey, long digest) {
+                                                   String idemKey, long digest, PrepareGate gate) {
         CompletableFuture<AtomicDecision> outcome = new CompletableFuture<>();
         if (inFlight.putIfAbsent(txnId, outcome) != null) {
             throw new IllegalStateException("atomic write " + txnId + " is already being committed");
@@ -176,8 +179,11 @@ final class AtomicCoordinator {
         List<LogId> order = new ArrayList<>(parts.keySet());
         long[] floor = {0};
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (LogId p : order) {
-            chain = chain.thenCompose(x -> prepare(tree, coordinator, txnId, p, parts.get(p))
+        for (int i = 0; i < order.size(); i++) {
+            LogId p = order.get(i);
+            // the parts go in log order: a part continues its tree when the one before it is of the same tree
+            boolean continuesTree = i > 0 && order.get(i - 1).tree().equals(p.tree());
+            chain = chain.thenCompose(x -> prepare(tree, coordinator, txnId, p, parts.get(p), continuesTree, gate)
                     .thenAccept(f -> {
                         TRACE.debug("coordinator {}: {} prepared in {} (floor {})", coordinator, txnId, p, f);
                         floor[0] = Math.max(floor[0], f);
@@ -216,14 +222,19 @@ final class AtomicCoordinator {
         });
     }
 
+    /**
+     * Prepares one part: the coordinator's own (the first) through its partition's gate (it waits while a scan or
+     * count holds the partition), the others by {@link Op#PREPARE}, flagged when the write has a part prepared in
+     * the same tree already (then the participant does not hold it, see {@link PrepareGate}).
+     */
     private CompletableFuture<Long> prepare(PartialTree tree, LogId coordinator, String txnId, LogId log,
-                                            List<AtomicOp> ops) {
+                                            List<AtomicOp> ops, boolean continuesTree, PrepareGate gate) {
         if (log.equals(coordinator)) {
-            return tree.prepareAtomic(log.partition(), txnId, coordinator, ops);
+            return gate.admit(() -> tree.prepareAtomic(log.partition(), txnId, coordinator, ops));
         }
         String coordinatorId = new LogAddress(coordinator.tree(), coordinator.partition()).entityId();
         return node.router().send(new LogAddress(log.tree(), log.partition()), Op.PREPARE,
-                r -> Request.atomic(Op.PREPARE, txnId, coordinatorId, ops, null, r))
+                r -> Request.prepare(txnId, coordinatorId, ops, continuesTree, r))
                 .thenApply(Response::number);
     }
 

@@ -37,6 +37,14 @@ import java.util.concurrent.TimeUnit;
  * {@link LatticeSaturatedException}); a one-partition scan needs no validation. The counter is per partition, not per
  * range, so any atomic write prepared meanwhile in a scanned partition fails the round, even outside the range.
  *
+ * <p><b>Progress beside continuous atomic writes.</b> A writer that never pauses prepares within nearly every
+ * round's window, so from the second round on the cursor holds the prepares of the partitions it reads
+ * ({@link CutHolds}: a write with no part prepared in the tree yet waits, bounded, at each partition's
+ * {@link PrepareGate}; writes that had begun go on and end), opens and validates under the holds, and releases them
+ * as soon as a round validated or the scan gave up. The holds only make a round likely to validate: every round is
+ * validated as above, so the cut is consistent with or without them (an owner that does not serve holds, or a hold
+ * that expired, costs rounds, not consistency).
+ *
  * <p>A held snapshot lives on its owner until the scan ends or is closed, or sits idle past the session timeout (the
  * operation timeout), or its partition is handed off; then the next page fails with
  * {@link ScanSessionLostException} (the scan cannot go on from another snapshot consistently). Not thread-safe (one
@@ -49,34 +57,48 @@ final class ClusterScanCursor implements ScanCursor {
     private final List<Pager> pagers = new ArrayList<>();
     private boolean closed;
     private int rounds;
+    private boolean held;
 
-    ClusterScanCursor(Router router, String tree, int partitions, String from, String to, boolean reverse,
-                      int pageEntries) {
+    ClusterScanCursor(Router router, CutHolds holds, String tree, int partitions, String from, String to,
+                      boolean reverse, int pageEntries) {
         this.router = router;
         Comparator<Pager> byKey = Comparator.comparing(p -> p.head().key());
         this.heads = new PriorityQueue<>(Math.max(1, partitions), reverse ? byKey.reversed() : byKey);
         long deadline = System.nanoTime() + router.operationTimeout().toNanos();
-        for (int round = 1; ; round++) {
-            List<Pager> opened = open(tree, partitions, from, to, reverse, pageEntries);
-            if (partitions == 1 || validated(opened)) {
-                rounds = round;
-                pagers.addAll(opened);
-                break;
+        CutHolds.Cut hold = holds.begin(tree, partitions);
+        try {
+            for (int round = 1; ; round++) {
+                boolean holding = round > 1 && hold.ensure();
+                List<Pager> opened = open(tree, partitions, from, to, reverse, pageEntries);
+                if (partitions == 1 || validated(opened)) {
+                    rounds = round;
+                    pagers.addAll(opened);
+                    break;
+                }
+                opened.forEach(Pager::close);
+                if (System.nanoTime() > deadline) {
+                    throw new LatticeSaturatedException("scan over " + partitions + " partitions of tree '" + tree
+                            + "' found an atomic write prepared in one of them while its snapshots were taken, in"
+                            + " each of " + round + " rounds within the operation timeout of "
+                            + router.operationTimeout().toMillis() + " ms" + (hold.sent() ? " (with prepare holds)"
+                            : " (without prepare holds)") + "; no consistent snapshot was taken", null);
+                }
+                pause(round, holding);
             }
-            opened.forEach(Pager::close);
-            if (System.nanoTime() > deadline) {
-                throw new LatticeSaturatedException("scan over " + partitions + " partitions of tree '" + tree
-                        + "' found an atomic write prepared in one of them while its snapshots were taken, in each of "
-                        + round + " rounds within the operation timeout of " + router.operationTimeout().toMillis()
-                        + " ms; no consistent snapshot was taken", null);
-            }
-            pause(round);
+        } finally {
+            held = hold.sent();
+            hold.release(); // the snapshots are taken (or given up): writers go on
         }
         for (Pager p : pagers) {
             if (p.advance()) {
                 heads.add(p);
             }
         }
+    }
+
+    /** @return true when this scan placed prepare holds to take its snapshot */
+    boolean held() {
+        return held;
     }
 
     /** @return how many rounds of opens it took to take a consistent snapshot (1 when the first was) */
@@ -131,8 +153,13 @@ final class ClusterScanCursor implements ScanCursor {
         return same;
     }
 
-    private static void pause(int round) {
-        long micros = ThreadLocalRandom.current().nextLong(100, 1000L * Math.min(20, 1 + round));
+    /**
+     * Between rounds: a short random pause, growing with the rounds without holds; with holds, only long enough for
+     * the writes that had begun to end (the holds are short).
+     */
+    static void pause(int round, boolean holding) {
+        long micros = holding ? ThreadLocalRandom.current().nextLong(100, 1000)
+                : ThreadLocalRandom.current().nextLong(100, 1000L * Math.min(20, 1 + round));
         try {
             TimeUnit.MICROSECONDS.sleep(micros);
         } catch (InterruptedException e) {

@@ -43,13 +43,15 @@ final class ClusterTree implements Tree {
 
     private final PartialTree meta;
     private final Router router;
+    private final CutHolds holds;
     private final int pageEntries;
 
     private final long messageBudget;
 
-    ClusterTree(PartialTree meta, Router router, int pageEntries, long messageBudget) {
+    ClusterTree(PartialTree meta, Router router, CutHolds holds, int pageEntries, long messageBudget) {
         this.meta = meta;
         this.router = router;
+        this.holds = holds;
         this.pageEntries = pageEntries;
         this.messageBudget = messageBudget;
     }
@@ -503,7 +505,8 @@ final class ClusterTree implements Tree {
      */
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
-        return new ClusterScanCursor(router, name(), partitions(), fromInclusive, toExclusive, reverse, pageEntries);
+        return new ClusterScanCursor(router, holds, name(), partitions(), fromInclusive, toExclusive, reverse,
+                pageEntries);
     }
 
     /**
@@ -513,8 +516,11 @@ final class ClusterTree implements Tree {
      * earlier round's counts are summed. The argument is {@link ClusterScanCursor}'s: a multi-partition atomic write
      * counted in partition a was prepared in every other partition b before a's count; if before b's counter
      * reading, b's count waited for it; if after, b's counter changed by the next round. So such a write is counted
-     * whole or not at all. Under continuous multi-partition writes this costs rounds; past the operation timeout it
-     * fails with {@link dev.lattice.engine.LatticeSaturatedException}. A one-partition tree takes one round.
+     * whole or not at all. When the first comparison fails, the count holds new prepares in the tree's partitions
+     * ({@link CutHolds}, bounded; released when it returns) so that the next rounds agree beside continuous
+     * multi-partition writes; the holds never replace the comparison. If no two rounds agree within the operation
+     * timeout it fails with {@link dev.lattice.engine.LatticeSaturatedException}. A one-partition tree takes one
+     * round.
      */
     @Override
     public long count() {
@@ -523,26 +529,36 @@ final class ClusterTree implements Tree {
         if (partitions() == 1) {
             return previous[0][0];
         }
-        for (int round = 2; ; round++) {
-            long[][] next = countRound();
-            boolean same = true;
-            for (int p = 0; p < partitions(); p++) {
-                same &= next[p][1] == previous[p][1];
-            }
-            if (same) {
-                long n = 0;
-                for (long[] part : previous) {
-                    n += part[0];
+        CutHolds.Cut hold = holds.begin(name(), partitions());
+        try {
+            for (int round = 2; ; round++) {
+                boolean holding = round > 2 && hold.ensure();
+                long[][] next = countRound();
+                boolean same = true;
+                for (int p = 0; p < partitions(); p++) {
+                    same &= next[p][1] == previous[p][1];
                 }
-                return n;
+                if (same) {
+                    long n = 0;
+                    for (long[] part : previous) {
+                        n += part[0];
+                    }
+                    return n;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new dev.lattice.engine.LatticeSaturatedException("count over " + partitions()
+                            + " partitions of tree '" + name() + "' found an atomic write prepared meanwhile in each"
+                            + " of " + round + " rounds within the operation timeout of "
+                            + router.operationTimeout().toMillis() + " ms" + (hold.sent() ? " (with prepare holds)"
+                            : " (without prepare holds)") + "; no consistent count was taken", null);
+                }
+                if (holding) {
+                    ClusterScanCursor.pause(round, true);
+                }
+                previous = next;
             }
-            if (System.nanoTime() > deadline) {
-                throw new dev.lattice.engine.LatticeSaturatedException("count over " + partitions()
-                        + " partitions of tree '" + name() + "' found an atomic write prepared meanwhile in each of "
-                        + round + " rounds within the operation timeout of " + router.operationTimeout().toMillis()
-                        + " ms; no consistent count was taken", null);
-            }
-            previous = next;
+        } finally {
+            hold.release();
         }
     }
 

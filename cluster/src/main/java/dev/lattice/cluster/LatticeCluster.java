@@ -128,7 +128,8 @@ public final class LatticeCluster implements AutoCloseable {
      * @throws dev.lattice.engine.NoSuchTreeException if the tree was dropped
      */
     public Tree tree(String name) {
-        return new ClusterTree(services.tree(name), router, config.scanPageEntries(), services.messageBudget());
+        return new ClusterTree(services.tree(name), router, services.cutHolds(), config.scanPageEntries(),
+                services.messageBudget());
     }
 
     /**
@@ -139,7 +140,7 @@ public final class LatticeCluster implements AutoCloseable {
      * @return the tree
      */
     public Tree tree(String name, TreeOptions options) {
-        return new ClusterTree(services.tree(name, options), router, config.scanPageEntries(),
+        return new ClusterTree(services.tree(name, options), router, services.cutHolds(), config.scanPageEntries(),
                 services.messageBudget());
     }
 

@@ -25,6 +25,7 @@ public final class LatticeClusterConfig {
     private final Duration readLease;
     private final int blockingThreads;
     private final int scanPageEntries;
+    private final Duration scanPrepareHold;
 
     private LatticeClusterConfig(Builder b) {
         this.lattice = Objects.requireNonNull(b.lattice, "lattice configuration (LatticeClusterConfig.Builder.lattice)");
@@ -38,12 +39,18 @@ public final class LatticeClusterConfig {
         this.readLease = b.readLease;
         this.blockingThreads = b.blockingThreads;
         this.scanPageEntries = b.scanPageEntries;
+        this.scanPrepareHold = b.scanPrepareHold;
+        if (scanPrepareHold.compareTo(requestTimeout) >= 0) {
+            throw new IllegalArgumentException("scanPrepareHold " + scanPrepareHold.toMillis() + " ms must be shorter"
+                    + " than requestTimeout " + requestTimeout.toMillis() + " ms (a held prepare must still be"
+                    + " answered within one attempt)");
+        }
     }
 
     /**
      * Reads a node's configuration from Typesafe Config: the engine's provider URI from {@code lattice.cluster.provider}
      * (required), optional {@code lattice.cluster.hosting}, {@code read-lease}, {@code request-timeout},
-     * {@code operation-timeout}, {@code release-timeout}, TLS from {@code lattice.cluster.tls.key-store},
+     * {@code operation-timeout}, {@code release-timeout}, {@code scan-prepare-hold}, TLS from {@code lattice.cluster.tls.key-store},
      * {@code trust-store}, {@code password} and optional {@code protocol}, {@code hostname-verification} (see
      * {@link ClusterTls}; TLS is off without {@code tls.key-store}), and everything under {@code pekko} as the Pekko
      * settings. So a node can be configured by an {@code application.conf} or by {@code -D} system properties.
@@ -73,6 +80,9 @@ public final class LatticeClusterConfig {
         }
         if (c.hasPath("release-timeout")) {
             b.releaseTimeout(c.getDuration("release-timeout"));
+        }
+        if (c.hasPath("scan-prepare-hold")) {
+            b.scanPrepareHold(c.getDuration("scan-prepare-hold"));
         }
         if (config.hasPath("pekko")) {
             b.pekko(withoutReferenceDefaults(config.withOnlyPath("pekko")));
@@ -168,6 +178,10 @@ public final class LatticeClusterConfig {
         return scanPageEntries;
     }
 
+    Duration scanPrepareHold() {
+        return scanPrepareHold;
+    }
+
     /** Builds a {@link LatticeClusterConfig}. Not thread-safe. */
     public static final class Builder {
         private LatticeConfig.Builder lattice;
@@ -181,6 +195,7 @@ public final class LatticeClusterConfig {
         private Duration readLease = Duration.ofSeconds(2);
         private int blockingThreads = 32;
         private int scanPageEntries = 1000;
+        private Duration scanPrepareHold = Duration.ofMillis(100);
 
         private Builder() {
         }
@@ -329,8 +344,32 @@ public final class LatticeClusterConfig {
         }
 
         /**
+         * How long a scan or count across partitions may hold new atomic-write prepares in the partitions it reads,
+         * once a validation round failed (see {@code CutHolds} and docs/cluster.md). On the scanning node it is the
+         * hold asked for (renewed while the scan goes on); on an owner it caps every hold it grants and is the
+         * longest one prepare waits at its partition in total, however many holds follow each other (then the
+         * prepare goes on as without holds). So a write waits at most this long per tree it begins in. Zero turns
+         * holds off: this node's scans and counts place none, its partitions grant none (scans and counts then
+         * retry rounds as before, and can starve beside a writer that never pauses). Default 100 ms; must be
+         * shorter than {@link #requestTimeout} (checked by {@link #build}).
+         *
+         * @param hold 0..5 s
+         * @return this
+         * @throws IllegalArgumentException if negative or longer than 5 s
+         */
+        public Builder scanPrepareHold(Duration hold) {
+            Objects.requireNonNull(hold, "scanPrepareHold");
+            if (hold.isNegative() || hold.compareTo(Duration.ofSeconds(5)) > 0) {
+                throw new IllegalArgumentException("scanPrepareHold must be 0..5 s, got " + hold);
+            }
+            this.scanPrepareHold = hold;
+            return this;
+        }
+
+        /**
          * @return the configuration
          * @throws NullPointerException if no lattice configuration was given
+         * @throws IllegalArgumentException if {@link #scanPrepareHold} is not shorter than {@link #requestTimeout}
          */
         public LatticeClusterConfig build() {
             return new LatticeClusterConfig(this);

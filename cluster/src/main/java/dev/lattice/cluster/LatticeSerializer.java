@@ -22,7 +22,10 @@ import java.util.List;
  * absent strings and lists as length {@code -1}. Rules for a rolling upgrade between adjacent versions: a newer
  * version only appends fields after the known ones and keeps the manifests and {@link Op} codes, and a reader
  * ignores bytes after the fields it knows; so a node of version N reads messages of N+1 (without their new fields)
- * and N+1 reads N (with the new fields at their defaults).
+ * and N+1 reads N (with the new fields at their defaults). A new operation gets a new {@link Op} code and uses
+ * the existing fields (as the held scans and the prepare holds do); a node that cannot read the code refuses the
+ * message ({@link NotSerializableException}), which Pekko drops, so its sender's attempt times out: each new
+ * operation's sender says what it does then ({@link Op#PREPARE_HOLD}: goes on without holds).
  *
  * <p>Bound in this module's {@code lattice-cluster-defaults.conf}. Thread-safe.
  */

@@ -23,7 +23,12 @@ final class NodeServices implements AutoCloseable {
     private final ConcurrentHashMap<String, PartialTree> trees = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor blocking;
     private final AtomicCoordinator atomics = new AtomicCoordinator(this);
+    /** Wakes the partitions' prepare gates when holds expire. */
+    private final java.util.concurrent.ScheduledThreadPoolExecutor timer;
     private volatile Router router;
+    private volatile CutHolds cutHolds;
+    /** Test hook: this node's entities drop prepare holds unanswered, as an owner of an older version does. */
+    private volatile boolean dropPrepareHolds;
 
     NodeServices(Lattice lattice, LatticeClusterConfig config) {
         this.lattice = lattice;
@@ -36,11 +41,37 @@ final class NodeServices implements AutoCloseable {
             return t;
         });
         blocking.allowCoreThreadTimeOut(true);
+        this.timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "lattice-cluster-holds");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
     }
 
     /** Set once sharding is started (entities send to other entities through it). */
     void router(Router r) {
         this.router = r;
+        this.cutHolds = new CutHolds(r, config.scanPrepareHold(), config.requestTimeout());
+    }
+
+    /** @return the prepare holds this node's scans and counts place (set with the router) */
+    CutHolds cutHolds() {
+        return cutHolds;
+    }
+
+    /** @return a new prepare gate for a partition's entity, bounded by this node's {@code scanPrepareHold} */
+    PrepareGate newPrepareGate() {
+        return new PrepareGate(config.scanPrepareHold(), timer, blocking);
+    }
+
+    /** Test hook: when true, this node's entities leave {@link Op#PREPARE_HOLD} unanswered and hold nothing. */
+    void dropPrepareHolds(boolean drop) {
+        this.dropPrepareHolds = drop;
+    }
+
+    boolean dropsPrepareHolds() {
+        return dropPrepareHolds;
     }
 
     Router router() {
@@ -111,5 +142,6 @@ final class NodeServices implements AutoCloseable {
     @Override
     public void close() {
         blocking.shutdown();
+        timer.shutdown();
     }
 }

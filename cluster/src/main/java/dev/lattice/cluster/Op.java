@@ -40,7 +40,18 @@ enum Op {
      * The partition's live-key count with its atomic-prepare counter read just before it (the answer's
      * {@code session}), for a count across partitions that is one cut ({@code ClusterTree.count}).
      */
-    COUNT_CUT(22);
+    COUNT_CUT(22),
+    /**
+     * Holds the atomic-write prepares that would begin a write's part in the partition's tree
+     * ({@link PrepareGate}), for a scan or count across partitions whose validation failed: the hold's id in
+     * {@code session}, the milliseconds asked for in {@code number}; answers the milliseconds granted in
+     * {@code number} (0: nothing held). The hold ends by itself after that. An owner of a version before this code
+     * cannot read the code: it drops the message (its serializer refuses it), so the sender's attempt times out,
+     * and {@link CutHolds} goes on without holds (the validation loop of before).
+     */
+    PREPARE_HOLD(23),
+    /** Ends a hold placed by {@link #PREPARE_HOLD} (id in {@code session}); a no-op when it ended already. */
+    PREPARE_RELEASE(24);
 
     final int code;
 
@@ -62,6 +73,6 @@ enum Op {
     boolean writes() {
         return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION
                 && this != SCAN_OPEN && this != SCAN_NEXT && this != SCAN_CHECK && this != SCAN_CLOSE
-                && this != COUNT_CUT;
+                && this != COUNT_CUT && this != PREPARE_HOLD && this != PREPARE_RELEASE;
     }
 }

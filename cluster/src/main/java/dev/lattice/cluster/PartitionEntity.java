@@ -116,6 +116,8 @@ final class PartitionEntity {
     private final String entityId;
     private final String treeName;
     private final int partition;
+    /** Where prepares that begin a write's part in this tree wait while a scan or count holds them. */
+    private final PrepareGate gate;
     private volatile PartialTree tree;
     private boolean hosted;
     /** Set when the actor stopped (a host still running then releases what it opened). */
@@ -128,6 +130,7 @@ final class PartitionEntity {
         LogAddress a = LogAddress.parse(entityId);
         this.treeName = a.tree();
         this.partition = a.partition();
+        this.gate = node.newPrepareGate();
     }
 
     /** @return the behaviour of the entity {@code entityId} ("tree/partition") */
@@ -242,6 +245,7 @@ final class PartitionEntity {
         PartialTree t = tree;
         Duration timeout = node.releaseTimeout();
         scansOpen = false;
+        gate.close(); // held prepares go on (and meet the release) instead of waiting out their bound
         ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> {
                     closeScans(); // their snapshots must not outlive the hosting (the next owner compacts the runs)
                     return t.release(partition, timeout);
@@ -265,6 +269,7 @@ final class PartitionEntity {
 
     /** The actor stopped without a hand-off (its node is shutting down): release on the way out. */
     private void releaseNow() {
+        gate.close();
         closeScans();
         if (hosted) {
             hosted = false;
@@ -341,13 +346,26 @@ final class PartitionEntity {
             case ATOMIC_COMMIT:
             case ATOMIC_COMMIT_TREES:
             case ATOMIC_COMMIT_IDEMPOTENT:
-                return node.atomics().commit(t, partition, q);
+                return node.atomics().commit(t, partition, q, gate);
             case PREPARE: {
                 List<dev.lattice.engine.AtomicOp> ops = q.atomicOps();
                 LogAddress c = LogAddress.parse(q.toKey());
-                return t.prepareAtomic(partition, q.key(), new dev.lattice.spi.LogId(c.tree(), c.partition()), ops)
-                        .thenApply(floor -> Response.ok(floor, true));
+                dev.lattice.spi.LogId coordinator = new dev.lattice.spi.LogId(c.tree(), c.partition());
+                // a write coordinated in this tree prepared its coordinator's part here first; one coordinated
+                // elsewhere says so in the flag (older coordinators send false): such a write holds keys in this
+                // tree, a scan's snapshot waits for it, so it does not wait at the gate
+                boolean continues = q.flag() || c.tree().equals(treeName);
+                java.util.function.Supplier<CompletableFuture<Long>> prepare =
+                        () -> t.prepareAtomic(partition, q.key(), coordinator, ops);
+                return (continues ? prepare.get() : gate.admit(prepare)).thenApply(floor -> Response.ok(floor, true));
             }
+            case PREPARE_HOLD:
+                if (node.dropsPrepareHolds()) {
+                    return new CompletableFuture<>(); // never answered, as an older node that cannot read the op
+                }
+                return CompletableFuture.completedFuture(Response.ok(gate.place(q.session(), q.number()), true));
+            case PREPARE_RELEASE:
+                return CompletableFuture.completedFuture(Response.ok(0, gate.release(q.session())));
             case RESOLVE:
                 return t.resolveAtomic(partition, q.key(), q.flag(), q.number()).thenApply(v -> Response.ok(0, true));
             case DECISION:

@@ -14,6 +14,9 @@ import java.util.List;
  * the tree of each atomic part of a cross-tree write ({@link Op#ATOMIC_COMMIT_TREES}). A held scan: {@link Op#SCAN_OPEN}
  * uses {@code key}, {@code toKey}, {@code number} (page size) and {@code flag} as {@link Op#SCAN} does; its later
  * steps name the scan's {@code session} (0 when unused), and {@link Op#SCAN_NEXT} its page index in {@code number}.
+ * {@link Op#PREPARE} sets {@code flag} when the write has a part prepared in the same tree already (its prepare
+ * does not wait at a scan's hold, {@link PrepareGate}); older coordinators send false. {@link Op#PREPARE_HOLD} and
+ * {@link Op#PREPARE_RELEASE} name the hold in {@code session}, and the hold's milliseconds in {@code number}.
  * Unused fields are null. Serialized by {@link LatticeSerializer}. Immutable by convention (arrays are not copied).
  */
 record Request(Op op, String key, String toKey, byte[] value, long number, boolean flag, List<String> keys,
@@ -62,6 +65,28 @@ record Request(Op op, String key, String toKey, byte[] value, long number, boole
             numbers[i] = o.number();
         }
         return new Request(op, txnId, coordinatorEntity, null, 0, false, keys, values, replyTo, kinds, numbers, trees);
+    }
+
+    /**
+     * A participant's {@link Op#PREPARE}.
+     *
+     * @param continuesTree true when the write has a part prepared in the participant's tree already
+     */
+    static Request prepare(String txnId, String coordinatorEntity, List<dev.lattice.engine.AtomicOp> ops,
+                           boolean continuesTree, ActorRef<Response> replyTo) {
+        Request r = atomic(Op.PREPARE, txnId, coordinatorEntity, ops, null, replyTo);
+        return new Request(r.op, r.key, r.toKey, null, 0, continuesTree, r.keys, r.values, replyTo, r.kinds,
+                r.numbers, null);
+    }
+
+    /**
+     * A {@link Op#PREPARE_HOLD} or {@link Op#PREPARE_RELEASE}.
+     *
+     * @param id the hold's id
+     * @param millis how long the hold is asked for (0 for a release)
+     */
+    static Request hold(Op op, long id, long millis, ActorRef<Response> replyTo) {
+        return new Request(op, null, null, null, millis, false, null, null, replyTo, null, null, null, id);
     }
 
     /** @return the operations of an atomic step, in order */

@@ -50,6 +50,22 @@ final class Router {
         return out;
     }
 
+    /**
+     * The same, retrying (while the log has no owner, or a read's answer is late) only within {@code within}
+     * instead of the operation timeout: for requests that are useless when late (a scan's prepare holds).
+     */
+    CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make,
+                                     Duration attemptTimeout, Duration within) {
+        CompletableFuture<Response> out = new CompletableFuture<>();
+        attempt(log, op, make, System.nanoTime() + Math.min(within.toNanos(), operationTimeoutNanos), 0, out,
+                attemptTimeout);
+        return out;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
     Duration operationTimeout() {
         return Duration.ofNanos(operationTimeoutNanos);
     }
