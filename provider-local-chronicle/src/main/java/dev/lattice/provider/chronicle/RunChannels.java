@@ -32,13 +32,28 @@ final class RunChannels implements AutoCloseable {
     /** A channel not read for this long is closed. */
     static final Duration IDLE = Duration.ofSeconds(10);
 
-    /**
-     * An open run file.
-     *
-     * @param channel the channel, positional reads only
-     * @param fileBytes the file's size in bytes (runs are immutable)
-     */
-    record Open(FileChannel channel, long fileBytes) {
+    /** How often a channel in steady use refreshes its recency in the cache (a lookup that does is not free). */
+    static final long TOUCH_NANOS = 1_000_000_000L;
+
+    /** An open run file: its channel (positional reads only) and its size in bytes (runs are immutable). */
+    static final class Open {
+        private final FileChannel channel;
+        private final long fileBytes;
+        /** When this channel last refreshed its recency ({@link System#nanoTime}). */
+        private volatile long touched = System.nanoTime();
+
+        Open(FileChannel channel, long fileBytes) {
+            this.channel = channel;
+            this.fileBytes = fileBytes;
+        }
+
+        FileChannel channel() {
+            return channel;
+        }
+
+        long fileBytes() {
+            return fileBytes;
+        }
     }
 
     /**
@@ -74,6 +89,15 @@ final class RunChannels implements AutoCloseable {
      * @throws IOException if it cannot be opened ({@link java.nio.file.NoSuchFileException} when it does not exist)
      */
     Open get(RunFile file) throws IOException {
+        Open o = open.policy().getIfPresentQuietly(file); // a map read: no recency or expiry bookkeeping
+        if (o != null) {
+            long now = System.nanoTime();
+            if (now - o.touched > TOUCH_NANOS) { // at most once a second, far inside IDLE
+                o.touched = now;
+                open.getIfPresent(file);
+            }
+            return o;
+        }
         try {
             return open.get(file, f -> {
                 try {
