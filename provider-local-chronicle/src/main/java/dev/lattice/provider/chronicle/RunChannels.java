@@ -62,7 +62,39 @@ final class RunChannels implements AutoCloseable {
      * @param log the run's log
      * @param id the run
      */
-    record RunFile(LogId log, RunId id) {
+    static final class RunFile {
+        private final LogId log;
+        private final RunId id;
+        private final int hash;
+
+        RunFile(LogId log, RunId id) {
+            this.log = log;
+            this.id = id;
+            this.hash = log.hashCode() * 31 + id.hashCode(); // computed once: a read looks its file up by it
+        }
+
+        LogId log() {
+            return log;
+        }
+
+        RunId id() {
+            return id;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof RunFile f && f.hash == hash && f.id.equals(id) && f.log.equals(log);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public String toString() {
+            return log + "/" + id;
+        }
     }
 
     private final Function<RunFile, Path> paths;
