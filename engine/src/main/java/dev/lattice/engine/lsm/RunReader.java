@@ -30,6 +30,11 @@ public final class RunReader {
     private final int[] lengths;
     private final BloomFilter filter;
     private final RunMeta meta;
+    /** One block in this many has its last key sampled into {@link #sampleKeys}. */
+    static final int SAMPLE_EVERY = 64;
+    /** The last key of blocks SAMPLE_EVERY-1, 2*SAMPLE_EVERY-1, ... and of the last block, UTF-8, one after another. */
+    private final byte[] sampleKeys;
+    private final int[] sampleEnds;
 
     private RunReader(RunSource source, BlockCache cache, byte[] lastKeys, int[] keyEnds, long[] positions,
             int[] lengths, BloomFilter filter, RunMeta meta) {
@@ -41,6 +46,17 @@ public final class RunReader {
         this.lengths = lengths;
         this.filter = filter;
         this.meta = meta;
+        int n = keyEnds.length;
+        int samples = (n + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
+        this.sampleEnds = new int[samples];
+        java.io.ByteArrayOutputStream sampled = new java.io.ByteArrayOutputStream(Math.max(16, samples * 24));
+        for (int j = 0; j < samples; j++) {
+            int b = Math.min(n - 1, j * SAMPLE_EVERY + SAMPLE_EVERY - 1);
+            int start = b == 0 ? 0 : keyEnds[b - 1];
+            sampled.write(lastKeys, start, keyEnds[b] - start);
+            sampleEnds[j] = sampled.size();
+        }
+        this.sampleKeys = sampled.toByteArray();
     }
 
     /**
@@ -169,7 +185,8 @@ public final class RunReader {
      * @return bytes, approximate
      */
     public long residentBytes() {
-        return filter.sizeBytes() + 16L + lastKeys.length + 16L * positions.length + 3 * 16 + 128;
+        return filter.sizeBytes() + 16L + lastKeys.length + 16L * positions.length + 3 * 16 + 128
+                + sampleKeys.length + 4L * sampleEnds.length + 32;
     }
 
     private DataBlock dataBlock(int i) {
@@ -201,10 +218,41 @@ public final class RunReader {
         return firstBlockFor(key.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * The first block whose last key is at or after {@code key}, or {@link #blocks()} when none is: first among the
+     * sampled last keys (every {@value #SAMPLE_EVERY}th block's, a small array that stays in the CPU cache), then
+     * within the one stretch of blocks the sample leaves.
+     */
     private int firstBlockFor(byte[] key) {
+        int n = blocks();
+        if (n <= SAMPLE_EVERY) {
+            return firstBlockFor(key, 0, n - 1);
+        }
         int lo = 0;
-        int hi = blocks() - 1;
-        int found = blocks();
+        int hi = sampleEnds.length - 1;
+        int stretch = sampleEnds.length;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (KeyOrder.compare(sampleKeys, mid == 0 ? 0 : sampleEnds[mid - 1], sampleEnds[mid], key, 0,
+                    key.length) >= 0) {
+                stretch = mid;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        if (stretch == sampleEnds.length) {
+            return n;
+        }
+        int first = stretch * SAMPLE_EVERY;
+        return firstBlockFor(key, first, Math.min(n - 1, first + SAMPLE_EVERY - 1));
+    }
+
+    /** Binary search of {@link #firstBlockFor(byte[])} over blocks {@code [from, to]}, known to hold the answer. */
+    private int firstBlockFor(byte[] key, int from, int to) {
+        int lo = from;
+        int hi = to;
+        int found = to + 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
             if (compareLastKey(mid, key) >= 0) {

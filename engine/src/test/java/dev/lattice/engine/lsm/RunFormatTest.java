@@ -150,6 +150,32 @@ class RunFormatTest {
         }
     }
 
+    @Test
+    void theSampledBlockIndexFindsEveryKeyAndNoAbsentOneAtEveryBlockCount() {
+        for (int keys : new int[] {1, 2, 63, 64, 65, 127, 128, 129, 200, 1_000}) {
+            RunWriter w = new RunWriter(256, 10); // 300-byte values: one entry per block
+            List<String> all = new ArrayList<>();
+            for (int i = 0; i < keys; i++) {
+                String k = String.format("k%06d", i * 2 + 1);
+                all.add(k);
+                w.add(RunEntry.put(k, 10, new byte[300]));
+            }
+            RunReader r = RunReader.open(store(w.finish().bytes()).source(), new BlockCache(0));
+            for (int i = 0; i < keys; i++) {
+                assertThat(r.get(all.get(i), Long.MAX_VALUE)).as("%d blocks: %s", keys, all.get(i)).isNotNull();
+                assertThat(r.get(String.format("k%06d", i * 2), Long.MAX_VALUE)).as("%d blocks: below %s", keys,
+                        all.get(i)).isNull();
+                assertThat(r.get(all.get(i) + "0", Long.MAX_VALUE)).isNull();
+            }
+            assertThat(r.get("k999999", Long.MAX_VALUE)).isNull();
+            for (int i = 0; i < keys; i += Math.max(1, keys / 17)) { // a scan from each sampled stretch
+                List<String> got = new ArrayList<>();
+                r.scan(String.format("k%06d", i * 2), null).forEachRemaining(e -> got.add(e.key()));
+                assertThat(got).as("%d blocks, scan from key %d", keys, i).isEqualTo(all.subList(i, keys));
+            }
+        }
+    }
+
     private static void assertEntry(RunEntry actual, RunEntry expected) {
         assertThat(actual).as("entry for %s", expected).isNotNull();
         assertThat(actual.key()).isEqualTo(expected.key());
