@@ -173,6 +173,18 @@ public final class LatticeCluster implements AutoCloseable {
         return services.hostedPartitions(name);
     }
 
+    /**
+     * The lowest wire protocol level among this node and the hosting members it sees (members not yet removed):
+     * what its scans, counts and idempotency keys may use (docs/cluster.md "Rolling upgrades"). 2 for this release;
+     * 1 while a member of the previous release hosts logs (then scans and counts are per partition, not one cut).
+     * Cheap (reads Pekko's membership as this node knows it; may lag the cluster by a gossip round).
+     *
+     * @return 1 or 2
+     */
+    public int hostProtocolLevel() {
+        return services.protocols().hostLevel();
+    }
+
     /** @return the number of members that are up, as this node sees them */
     public int upMembers() {
         return (int) StreamSupport.stream(Cluster.get(system).state().getMembers().spliterator(), false)

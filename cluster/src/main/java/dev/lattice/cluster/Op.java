@@ -47,9 +47,9 @@ enum Op {
      * Holds the atomic-write prepares that would begin a write's part in the partition's tree
      * ({@link PrepareGate}), for a scan or count across partitions whose validation failed: the hold's id in
      * {@code session}, the milliseconds asked for in {@code number}; answers the milliseconds granted in
-     * {@code number} (0: nothing held). The hold ends by itself after that. An owner of a version before this code
-     * cannot read the code: it drops the message (its serializer refuses it), so the sender's attempt times out,
-     * and {@link CutHolds} goes on without holds (the validation loop of before).
+     * {@code number} (0: nothing held). The hold ends by itself after that. Sent only while every hosting member
+     * reads level 2 ({@link PeerProtocols}); an owner that cannot read it anyway (a level-1 member seen late) drops
+     * it, so the attempt is refused or times out, and {@link CutHolds} goes on without holds.
      */
     PREPARE_HOLD(23, 2),
     /** Ends a hold placed by {@link #PREPARE_HOLD} (id in {@code session}); a no-op when it ended already. */

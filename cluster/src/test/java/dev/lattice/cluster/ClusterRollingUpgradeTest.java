@@ -107,7 +107,7 @@ class ClusterRollingUpgradeTest {
         for (LatticeCluster n : nodes) {
             assertThat(n.awaitMembers(3, Duration.ofSeconds(60))).as("cluster formed").isTrue();
         }
-        assertThat(nodes.get(0).services().protocols().hostLevel()).as("the older member is seen").isEqualTo(1);
+        assertThat(nodes.get(0).hostProtocolLevel()).as("the older member is seen").isEqualTo(1);
         assertThat(old.services().protocols().own()).isEqualTo(1);
 
         Tree t0 = nodes.get(0).tree("mixed", TreeOptions.partitions(6));
@@ -223,7 +223,7 @@ class ClusterRollingUpgradeTest {
             Thread.sleep(50);
         }
         for (LatticeCluster n : nodes) {
-            assertThat(n.services().protocols().hostLevel()).as("every host upgraded").isEqualTo(2);
+            assertThat(n.hostProtocolLevel()).as("every host upgraded").isEqualTo(2);
             Tree tt = n.tree("mixed");
             tt.count(); // the partitions handed off are hosted again (claim and replay) on first use
             assertThat(scanned(tt, null, null, false, ClusterScanCursor.class))
