@@ -49,6 +49,9 @@ import java.util.concurrent.TimeUnit;
  * operation timeout), or its partition is handed off; then the next page fails with
  * {@link ScanSessionLostException} (the scan cannot go on from another snapshot consistently). Not thread-safe (one
  * reader, as any cursor); close it to release the owners' snapshots early.
+ *
+ * <p>Its operations are of wire protocol level 2: {@link ClusterTree#scan} uses it only while every hosting member
+ * reads that level, and {@link PagedScanCursor} (per partition, not one cut) otherwise ({@link PeerProtocols}).
  */
 final class ClusterScanCursor implements ScanCursor {
 

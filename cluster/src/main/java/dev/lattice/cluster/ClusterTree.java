@@ -35,7 +35,9 @@ import java.util.concurrent.CompletableFuture;
  * partitions' snapshots as one cut, {@link ClusterScanCursor}; {@link #count()} validates its partitions' counts
  * the same way). Not served through the cluster (they throw
  * {@link UnsupportedOperationException} naming what to use): change feeds (open a read-only follower,
- * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead).
+ * {@link dev.lattice.engine.Lattice#openReadOnly}, on any node instead). While a rolling upgrade mixes in members
+ * of the previous wire protocol level, scans and counts are that level's, per partition and not one cut
+ * ({@link #scan}, {@link #count()}).
  *
  * <p>Thread-safe.
  */
@@ -498,6 +500,11 @@ final class ClusterTree implements Tree {
      * Scans every partition as one snapshot: a held scan on each owner, validated as a consistent cut before the
      * first entry is returned ({@link ClusterScanCursor} has the argument). Blocks while the scans open.
      *
+     * <p>During a rolling upgrade, while some hosting member does not understand the held scans
+     * ({@link PeerProtocols}; an open that such a member refused counts too), the scan is the previous level's
+     * instead ({@link PagedScanCursor}): per page and partition, <b>not one cut</b> (a multi-partition atomic write
+     * committed meanwhile may be seen in part). It is chosen for the whole scan, when it opens.
+     *
      * @throws dev.lattice.engine.LatticeSaturatedException if atomic writes prepared in the scanned partitions failed
      *     every validation within the operation timeout
      * @throws dev.lattice.engine.ScanSessionLostException from the cursor, when an owner lost the scan's snapshot
@@ -505,8 +512,18 @@ final class ClusterTree implements Tree {
      */
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
-        return new ClusterScanCursor(router, holds, name(), partitions(), fromInclusive, toExclusive, reverse,
-                pageEntries);
+        if (router.protocols().understood(Op.SCAN_OPEN)) {
+            try {
+                return new ClusterScanCursor(router, holds, name(), partitions(), fromInclusive, toExclusive, reverse,
+                        pageEntries);
+            } catch (UnsupportedOperationException e) {
+                if (router.protocols().understood(Op.SCAN_OPEN)) {
+                    throw e; // not a member of an older level (an owner refused it for a reason of its own)
+                }
+                // a member of an older level joined meanwhile: the scan of that level, as below
+            }
+        }
+        return new PagedScanCursor(router, name(), partitions(), fromInclusive, toExclusive, reverse, pageEntries);
     }
 
     /**
@@ -521,9 +538,41 @@ final class ClusterTree implements Tree {
      * multi-partition writes; the holds never replace the comparison. If no two rounds agree within the operation
      * timeout it fails with {@link dev.lattice.engine.LatticeSaturatedException}. A one-partition tree takes one
      * round.
+     *
+     * <p>During a rolling upgrade, while some hosting member does not understand {@link Op#COUNT_CUT}
+     * ({@link PeerProtocols}; a round that such a member refused counts too), the count is the previous level's
+     * instead: the sum of each partition's {@link Op#COUNT}, each exact for its partition at its moment, <b>not one
+     * cut</b> (a multi-partition atomic write committed meanwhile may be counted in part).
      */
     @Override
     public long count() {
+        if (router.protocols().understood(Op.COUNT_CUT)) {
+            try {
+                return countCut();
+            } catch (UnsupportedOperationException e) {
+                if (router.protocols().understood(Op.COUNT_CUT)) {
+                    throw e;
+                }
+            }
+        }
+        return countPerPartition();
+    }
+
+    /** The previous level's count: every partition's {@link Op#COUNT} at once, summed. */
+    private long countPerPartition() {
+        List<CompletableFuture<Response>> parts = new ArrayList<>();
+        for (int p = 0; p < partitions(); p++) {
+            parts.add(router.send(new LogAddress(name(), p), Op.COUNT,
+                    r -> new Request(Op.COUNT, null, null, null, 0, false, null, null, r)));
+        }
+        long n = 0;
+        for (CompletableFuture<Response> part : parts) {
+            n += Router.await(part).number();
+        }
+        return n;
+    }
+
+    private long countCut() {
         long deadline = System.nanoTime() + router.operationTimeout().toNanos();
         long[][] previous = countRound();
         if (partitions() == 1) {

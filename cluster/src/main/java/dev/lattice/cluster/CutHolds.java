@@ -31,10 +31,11 @@ import java.util.concurrent.TimeoutException;
  * without them, a hold only makes a round likely to validate. So a partition whose owner ignores holds (holds off
  * there) or a hold that expired early costs rounds, never a partial atomic write.
  *
- * <p><b>Older owners.</b> An owner of a version before the holds drops a {@link Op#PREPARE_HOLD} (it cannot read
- * its code), so the attempt times out (at most {@code min(request timeout, 1 s)}); the cut then goes on without
- * holds (the validation loop of before), and this node sends no holds for the next minute. An owner that answers
- * {@link UnsupportedOperationException} is treated the same way.
+ * <p><b>Older owners.</b> While a hosting member of protocol level 1 is in the cluster no cut is taken at all (scans
+ * and counts are level 1's, {@link PeerProtocols}), so no hold is sent. An owner that cannot read
+ * {@link Op#PREPARE_HOLD} anyway (one seen late) drops it, so the attempt is refused or times out (at most
+ * {@code min(request timeout, 1 s)}); the cut then goes on without holds (the validation loop), and this node sends
+ * no holds for the next minute. An owner that answers {@link UnsupportedOperationException} is treated the same way.
  *
  * <p>Thread-safe; each {@link Cut} is used by one thread.
  */

@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 
 /**
- * One node of a Lattice cluster: an Apache Pekko cluster member whose sharding places each log
+ * One node of a Lattice cluster: an Apache Pekko cluster member (role {@value #HOST_ROLE} when it hosts logs, and
+ * {@code lattice-protocol-N} advertising its wire protocol level, {@link PeerProtocols}) whose sharding places each log
  * {@code (tree, partition)} on one node, where the log's entity hosts the partition through this node's engine.
  * Pekko decides who should own a log (allocation, rebalancing on join and leave, restarts after a node is downed
  * by the split brain resolver); the provider's fence decides who does: hosting claims the log, which fences any
@@ -58,13 +59,13 @@ public final class LatticeCluster implements AutoCloseable {
         Config pekko = config.pekko()
                 .withFallback(ConfigFactory.parseResources(LatticeCluster.class.getClassLoader(), DEFAULTS))
                 .withFallback(ConfigFactory.load());
-        if (config.hosting()) {
-            List<String> roles = new java.util.ArrayList<>(pekko.getStringList("pekko.cluster.roles"));
-            if (!roles.contains(HOST_ROLE)) {
-                roles.add(HOST_ROLE);
-            }
-            pekko = pekko.withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(roles));
+        int protocol = PeerProtocols.configured(pekko);
+        List<String> roles = new java.util.ArrayList<>(pekko.getStringList("pekko.cluster.roles"));
+        if (config.hosting() && !roles.contains(HOST_ROLE)) {
+            roles.add(HOST_ROLE);
         }
+        PeerProtocols.role(protocol).filter(r -> !roles.contains(r)).ifPresent(roles::add);
+        pekko = pekko.withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(roles));
         checkLease(config, pekko);
         this.lattice = Lattice.open(config.lattice().readLease(config.readLease()).build());
         try {
@@ -79,7 +80,9 @@ public final class LatticeCluster implements AutoCloseable {
                         .withStopMessage(PartitionEntity.Release.HAND_OFF)
                         .withRole(HOST_ROLE)
                         .withMessageExtractor(new OneShardPerLog()));
-        this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout());
+        Cluster membership = Cluster.get(system);
+        this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout(),
+                new PeerProtocols(protocol, () -> membership.state().getMembers()));
         services.router(router);
         long frame = system.settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
         services.messageBudget(Math.max(16 * 1024, frame - 8 * 1024));
@@ -168,6 +171,18 @@ public final class LatticeCluster implements AutoCloseable {
      */
     public java.util.Set<Integer> hostedPartitions(String name) {
         return services.hostedPartitions(name);
+    }
+
+    /**
+     * The lowest wire protocol level among this node and the hosting members it sees (members not yet removed):
+     * what its scans, counts and idempotency keys may use (docs/cluster.md "Rolling upgrades"). 2 for this release;
+     * 1 while a member of the previous release hosts logs (then scans and counts are per partition, not one cut).
+     * Cheap (reads Pekko's membership as this node knows it; may lag the cluster by a gossip round).
+     *
+     * @return 1 or 2
+     */
+    public int hostProtocolLevel() {
+        return services.protocols().hostLevel();
     }
 
     /** @return the number of members that are up, as this node sees them */

@@ -22,10 +22,17 @@ import java.util.List;
  * absent strings and lists as length {@code -1}. Rules for a rolling upgrade between adjacent versions: a newer
  * version only appends fields after the known ones and keeps the manifests and {@link Op} codes, and a reader
  * ignores bytes after the fields it knows; so a node of version N reads messages of N+1 (without their new fields)
- * and N+1 reads N (with the new fields at their defaults). A new operation gets a new {@link Op} code and uses
- * the existing fields (as the held scans and the prepare holds do); a node that cannot read the code refuses the
- * message ({@link NotSerializableException}), which Pekko drops, so its sender's attempt times out: each new
- * operation's sender says what it does then ({@link Op#PREPARE_HOLD}: goes on without holds).
+ * and N+1 reads N (with the new fields at their defaults). A new operation gets a new {@link Op} code (and a
+ * protocol {@link Op#level}) and uses the existing fields; senders use it only when every hosting member advertises
+ * that level ({@link PeerProtocols}).
+ *
+ * <p><b>An operation code this node does not know</b> (a newer node's, sent despite the above, e.g. in the moment
+ * before its sender saw a member join): the fields are still read (their layout does not depend on the code) and the
+ * message becomes an {@link UnknownRequest}, which the entity answers with {@link UnsupportedOperationException}, so
+ * the sender fails at once or falls back; the first time this serializer meets each such code it logs a warning.
+ * The release before this one (protocol level 1) refused such a message instead ({@link NotSerializableException}),
+ * which Pekko drops, so its sender's attempt times out; a node whose Pekko settings lower its level to 1
+ * ({@link PeerProtocols#LEVEL_SETTING}, for tests) behaves so, and refuses every code above level 1.
  *
  * <p>Bound in this module's {@code lattice-cluster-defaults.conf}. Thread-safe.
  */
@@ -36,16 +43,29 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
     private static final String REQUEST = "lattice.Request";
     private static final String RESPONSE = "lattice.Response";
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LatticeSerializer.class);
+
     private final ExtendedActorSystem system;
+    /** The node's wire protocol level: which {@link Op} codes it reads. */
+    private final int level;
+    /** The unknown operation codes met so far (each is logged once). */
+    private final java.util.Set<Integer> unknownSeen = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile ActorRefResolver resolver;
 
     /**
      * Called by Pekko's serialization extension.
      *
-     * @param system the actor system
+     * @param system the actor system (its settings give the protocol level, {@link PeerProtocols#configured})
+     * @throws IllegalArgumentException if {@link PeerProtocols#LEVEL_SETTING} is out of range
      */
     public LatticeSerializer(ExtendedActorSystem system) {
+        this(system, PeerProtocols.configured(system.settings().config()));
+    }
+
+    /** A serializer reading the codes of protocol {@code level} (tests). */
+    LatticeSerializer(ExtendedActorSystem system, int level) {
         this.system = system;
+        this.level = level;
     }
 
     /** @return this serializer's id, unique among the system's serializers */
@@ -61,7 +81,7 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
      */
     @Override
     public String manifest(Object o) {
-        if (o instanceof Request) {
+        if (o instanceof Request || o instanceof UnknownRequest) {
             return REQUEST;
         }
         if (o instanceof Response) {
@@ -82,6 +102,8 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
             out.writeByte(FORMAT);
             if (o instanceof Request r) {
                 writeRequest(out, r);
+            } else if (o instanceof UnknownRequest u) {
+                writeUnknown(out, u);
             } else if (o instanceof Response r) {
                 writeResponse(out, r);
             } else {
@@ -96,9 +118,9 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
     /**
      * @param bytes a message's bytes
      * @param manifest its manifest
-     * @return the message
+     * @return the message; an {@link UnknownRequest} for a request whose operation code this node does not know
      * @throws NotSerializableException if the manifest is unknown, the version is older than 1, the bytes are
-     *     cut short, or the message holds an operation code this version does not know (a newer node's)
+     *     cut short, or (on a node of protocol level 1 only) the message holds an operation code above level 1
      */
     @Override
     public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
@@ -141,8 +163,34 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         out.writeLong(r.session()); // added with the held scans: absent in older senders' messages
     }
 
-    private Request readRequest(DataInputStream in) throws IOException {
-        Op op = Op.ofCode(in.readUnsignedByte());
+    /** A request with the code of an operation this node does not know, and no other field. */
+    private void writeUnknown(DataOutputStream out, UnknownRequest u) throws IOException {
+        out.writeByte(u.code());
+        writeString(out, null);
+        writeString(out, null);
+        writeBytes(out, null);
+        out.writeLong(0);
+        out.writeBoolean(false);
+        writeStrings(out, null);
+        writeByteList(out, null);
+        writeString(out, resolver().toSerializationFormat(u.replyTo()));
+        writeBytes(out, null);
+        writeLongs(out, null);
+        writeStrings(out, null);
+        out.writeLong(0);
+    }
+
+    private EntityMessage readRequest(DataInputStream in) throws IOException {
+        int code = in.readUnsignedByte();
+        Op op;
+        try {
+            op = Op.ofCode(code, level);
+        } catch (IllegalArgumentException e) {
+            if (level <= PeerProtocols.OLDEST) {
+                throw e; // as the release before: refused, and Pekko drops the message
+            }
+            op = null;
+        }
         String key = readString(in);
         String toKey = readString(in);
         byte[] value = readBytes(in);
@@ -155,6 +203,14 @@ public final class LatticeSerializer extends SerializerWithStringManifest {
         long[] numbers = readLongs(in);
         List<String> trees = in.available() > 0 ? readStrings(in) : null;
         long session = in.available() >= 8 ? in.readLong() : 0;
+        if (op == null) {
+            if (unknownSeen.add(code)) {
+                LOG.warn("a request with operation code {}, unknown at this node's wire protocol level {}, came from"
+                        + " a node of a newer version; it is answered with UnsupportedOperationException (logged once"
+                        + " per code)", code, level);
+            }
+            return new UnknownRequest(code, replyTo);
+        }
         return new Request(op, key, toKey, value, number, flag, keys, values, replyTo, kinds, numbers, trees,
                 session);
     }

@@ -27,6 +27,7 @@ final class NodeServices implements AutoCloseable {
     private final java.util.concurrent.ScheduledThreadPoolExecutor timer;
     private volatile Router router;
     private volatile CutHolds cutHolds;
+    private volatile PeerProtocols protocols;
     /** Test hook: this node's entities drop prepare holds unanswered, as an owner of an older version does. */
     private volatile boolean dropPrepareHolds;
 
@@ -52,7 +53,13 @@ final class NodeServices implements AutoCloseable {
     /** Set once sharding is started (entities send to other entities through it). */
     void router(Router r) {
         this.router = r;
+        this.protocols = r.protocols();
         this.cutHolds = new CutHolds(r, config.scanPrepareHold(), config.requestTimeout());
+    }
+
+    /** @return what this node and its peers understand on the wire (set with the router) */
+    PeerProtocols protocols() {
+        return protocols;
     }
 
     /** @return the prepare holds this node's scans and counts place (set with the router) */

@@ -20,7 +20,11 @@ import java.util.function.Function;
  * serves it: an answer {@link dev.lattice.engine.PartitionNotHostedException}/{@link dev.lattice.engine.OwnershipLostException} (the
  * entity did nothing) is retried with a growing pause until the operation timeout; a read whose answer does not
  * come within the request timeout is retried too; a write whose answer does not come fails with
- * {@link WriteOutcomeUnknownException} (it may have been applied). Thread-safe.
+ * {@link WriteOutcomeUnknownException} (it may have been applied). An operation that some hosting member does not
+ * understand ({@link PeerProtocols}: its protocol level is below the operation's) is not sent: it fails at once with
+ * {@link UnsupportedOperationException}, as does a read of such an operation whose answer is late once such a member
+ * is seen (it joined meanwhile: an owner of the previous release drops what it cannot read), so that the caller falls
+ * back without waiting out the operation timeout. Thread-safe.
  */
 final class Router {
 
@@ -28,9 +32,11 @@ final class Router {
     private final Scheduler scheduler;
     private final Duration requestTimeout;
     private final long operationTimeoutNanos;
+    private final PeerProtocols protocols;
 
     Router(ActorRef<ShardingEnvelope<EntityMessage>> region, Scheduler scheduler, Duration requestTimeout,
-           Duration operationTimeout) {
+           Duration operationTimeout, PeerProtocols protocols) {
+        this.protocols = protocols;
         this.region = region;
         this.scheduler = scheduler;
         this.requestTimeout = requestTimeout;
@@ -46,6 +52,9 @@ final class Router {
     CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make,
                                      Duration attemptTimeout) {
         CompletableFuture<Response> out = new CompletableFuture<>();
+        if (refused(log, op, out, null)) {
+            return out;
+        }
         attempt(log, op, make, System.nanoTime() + operationTimeoutNanos, 0, out, attemptTimeout);
         return out;
     }
@@ -57,6 +66,9 @@ final class Router {
     CompletableFuture<Response> send(LogAddress log, Op op, Function<ActorRef<Response>, Request> make,
                                      Duration attemptTimeout, Duration within) {
         CompletableFuture<Response> out = new CompletableFuture<>();
+        if (refused(log, op, out, null)) {
+            return out;
+        }
         attempt(log, op, make, System.nanoTime() + Math.min(within.toNanos(), operationTimeoutNanos), 0, out,
                 attemptTimeout);
         return out;
@@ -64,6 +76,37 @@ final class Router {
 
     Duration requestTimeout() {
         return requestTimeout;
+    }
+
+    /** @return what this node and its peers understand */
+    PeerProtocols protocols() {
+        return protocols;
+    }
+
+    /**
+     * Fails {@code out} with {@link UnsupportedOperationException} when a hosting member does not understand
+     * {@code op}.
+     *
+     * @param late the timeout of the attempt that found it, or null before the first attempt
+     * @return true when it did
+     */
+    private boolean refused(LogAddress log, Op op, CompletableFuture<Response> out, Throwable late) {
+        if (op.level <= PeerProtocols.OLDEST) {
+            return false;
+        }
+        int level = protocols.hostLevel();
+        if (level >= op.level) {
+            return false;
+        }
+        UnsupportedOperationException e = new UnsupportedOperationException(op + " on " + log.entityId() + " needs"
+                + " wire protocol level " + op.level + ", and the cluster has hosting members (or this node) of level "
+                + level + (late == null ? "" : " (seen after an attempt had no answer)")
+                + ": a rolling upgrade is under way (docs/cluster.md \"Rolling upgrades\")");
+        if (late != null) {
+            e.initCause(late);
+        }
+        out.completeExceptionally(e);
+        return true;
     }
 
     Duration operationTimeout() {
@@ -108,6 +151,8 @@ final class Router {
                             out.completeExceptionally(new WriteOutcomeUnknownException(op + " on " + id
                                     + ": no answer from the log's owner within " + requestTimeout.toMillis()
                                     + " ms; the write may or may not have been applied", c));
+                        } else if (timedOut && refused(log, op, out, c)) {
+                            return; // an owner of an older version may have dropped it
                         } else if (timedOut && !late) {
                             retry(log, op, make, deadline, attempt, out, requestTimeout);
                         } else {

@@ -19,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The cluster's message format: a request round-trips with every field; a request of a sender that predates the
  * per-part tree field or the scan session field (the same bytes without them) still decodes, as does a response
- * without the session field; the held-scan operations have codes of their own; damaged bytes and unknown operation
- * codes are refused by type.
+ * without the session field; the held-scan operations have codes of their own; damaged bytes are refused by type; an
+ * unknown operation code becomes an {@link UnknownRequest} that keeps whom to answer (the entity answers it with a
+ * typed error), while a serializer of protocol level 1 refuses every code above 16, as the previous release did.
  */
 class LatticeSerializerTest {
 
@@ -67,15 +68,47 @@ class LatticeSerializerTest {
     }
 
     @Test
-    void damagedBytesAndUnknownOperationsAreRefusedByType() {
+    void damagedBytesAreRefusedByTypeAndAnUnknownOperationKeepsWhomToAnswer() throws Exception {
         Request r = crossTree(List.of("orders", "stock"));
         byte[] bytes = serializer.toBinary(r);
         assertThatThrownBy(() -> serializer.fromBinary(Arrays.copyOf(bytes, 9), serializer.manifest(r)))
                 .isInstanceOf(NotSerializableException.class).hasMessageContaining("damaged");
-        byte[] unknown = bytes.clone();
+        org.apache.pekko.actor.typed.ActorRef<Response> answerTo = system.deadLetters(); // one that resolves back
+        Request q = new Request(Op.SCAN_OPEN, "a", "b", null, 10, false, null, null, answerTo);
+        byte[] unknown = serializer.toBinary(q);
         unknown[1] = (byte) 99; // the operation code after the format byte
-        assertThatThrownBy(() -> serializer.fromBinary(unknown, serializer.manifest(r)))
-                .isInstanceOf(NotSerializableException.class).hasMessageContaining("unknown operation code 99");
+        Object read = serializer.fromBinary(unknown, serializer.manifest(r));
+        assertThat(read).isInstanceOf(UnknownRequest.class);
+        UnknownRequest u = (UnknownRequest) read;
+        assertThat(u.code()).isEqualTo(99);
+        assertThat(u.replyTo()).isEqualTo(answerTo);
+        // it travels on as a request with that code (a region that forwards it), and reads back the same
+        Object again = serializer.fromBinary(serializer.toBinary(u), serializer.manifest(u));
+        assertThat(again).isEqualTo(u);
+        Response refusal = u.refusal(PeerProtocols.CURRENT);
+        assertThat(RemoteErrors.toException(refusal)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("operation code 99");
+        // a damaged unknown request is still refused as damaged
+        assertThatThrownBy(() -> serializer.fromBinary(Arrays.copyOf(unknown, 9), serializer.manifest(r)))
+                .isInstanceOf(NotSerializableException.class).hasMessageContaining("damaged");
+    }
+
+    @Test
+    void aSerializerOfLevelOneRefusesTheNewerCodesAsThePreviousReleaseDid() throws Exception {
+        LatticeSerializer older = new LatticeSerializer((ExtendedActorSystem) Adapter.toClassic(system), 1);
+        for (Op op : Op.values()) {
+            Request q = new Request(op, "k", null, null, 0, false, null, null, system.ignoreRef());
+            byte[] bytes = serializer.toBinary(q);
+            if (op.code <= 16) {
+                assertThat(op.level).as(op.toString()).isEqualTo(1);
+                assertThat(((Request) older.fromBinary(bytes, serializer.manifest(q))).op()).isEqualTo(op);
+            } else {
+                assertThat(op.level).as(op.toString()).isEqualTo(2);
+                assertThatThrownBy(() -> older.fromBinary(bytes, serializer.manifest(q))).as(op.toString())
+                        .isInstanceOf(NotSerializableException.class)
+                        .hasMessageContaining("unknown operation code " + op.code);
+            }
+        }
     }
 
     @Test
