@@ -3,7 +3,7 @@ package dev.lattice.engine.lsm;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 
-import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * The process-wide cache of decoded run blocks, bounded in bytes (Caffeine, weighted by each block's size). Runs are
@@ -98,24 +98,35 @@ public final class BlockCache {
         return shards[(k.hash >>> 24) & (shards.length - 1)];
     }
 
-    DataBlock get(long reader, long position, Function<Long, DataBlock> loader) {
+    DataBlock get(long reader, long position, LongFunction<DataBlock> loader) {
+        return get(reader, position, loader, loader);
+    }
+
+    /**
+     * The cached block, or the block read on a miss and inserted if admitted; a miss the cache does not admit is read
+     * by {@code transientLoader}, whose block the caller may use only until its next read (a point get reads it into
+     * its thread's scratch array: no 4 KiB garbage per miss of a read load larger than the cache).
+     */
+    DataBlock get(long reader, long position, LongFunction<DataBlock> loader, LongFunction<DataBlock> transientLoader) {
         if (maxBytes == 0) {
-            return loader.apply(position);
+            return transientLoader.apply(position);
         }
         Key k = new Key(reader, position);
         Cache<Key, DataBlock> c = shard(k);
         DataBlock b = c.getIfPresent(k);
         if (b == null) {
-            b = loader.apply(position);
             if (!full || doorkeeper.admit(k.hash)) {
+                b = loader.apply(position);
                 c.put(k, b);
+            } else {
+                b = transientLoader.apply(position);
             }
         }
         return b;
     }
 
     /** @return the cached block (not counted in the hit ratio, recency unchanged), or the loaded one, not added */
-    DataBlock getOrLoad(long reader, long position, Function<Long, DataBlock> loader) {
+    DataBlock getOrLoad(long reader, long position, LongFunction<DataBlock> loader) {
         if (maxBytes == 0) {
             return loader.apply(position);
         }

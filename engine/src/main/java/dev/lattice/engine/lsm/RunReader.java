@@ -20,6 +20,9 @@ public final class RunReader {
     private static final java.util.concurrent.atomic.AtomicLong READERS = new java.util.concurrent.atomic.AtomicLong();
 
     private final RunSource source;
+    /** Blocks a point get reads without caching them go here (per thread; a block is at most this big to fit). */
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[8192]);
+    private static final int MAX_SCRATCH_BYTES = 64 * 1024;
     private final BlockCache cache;
     /** Names this reader's blocks in the cache (cheaper to hash than log, run and position). */
     private final long cacheId = READERS.incrementAndGet();
@@ -74,7 +77,7 @@ public final class RunReader {
             throw corrupt(source, -1, "run of " + length + " bytes is shorter than its footer");
         }
         long footerPos = length - RunFormat.FOOTER_BYTES;
-        ByteBuffer f = ByteBuffer.wrap(readFully(source, footerPos, RunFormat.FOOTER_BYTES));
+        ByteBuffer f = ByteBuffer.wrap(readFully(source, footerPos, RunFormat.FOOTER_BYTES, null));
         CRC32C crc = new CRC32C();
         crc.update(f.array(), 0, RunFormat.FOOTER_BYTES - 4);
         if (f.getLong(0) != RunFormat.MAGIC) {
@@ -131,10 +134,18 @@ public final class RunReader {
 
     /** @return the block's bytes with its CRC32C still at the end, checked */
     private static byte[] checkedBlock(RunSource source, long pos, int len, long limit) {
+        return checkedBlock(source, pos, len, limit, null);
+    }
+
+    /**
+     * @param into an array of at least {@code len} bytes to read into, or null for a new one
+     * @return the array holding the block's bytes from index 0 with its CRC32C after them, checked
+     */
+    private static byte[] checkedBlock(RunSource source, long pos, int len, long limit, byte[] into) {
         if (pos < 0 || len < RunFormat.CRC_BYTES || pos + len > limit) {
             throw corrupt(source, pos, "block of " + len + " bytes at " + pos + " lies outside the run");
         }
-        byte[] raw = readFully(source, pos, len);
+        byte[] raw = readFully(source, pos, len, into);
         int payload = len - RunFormat.CRC_BYTES;
         CRC32C crc = new CRC32C();
         crc.update(raw, 0, payload);
@@ -144,8 +155,8 @@ public final class RunReader {
         return raw;
     }
 
-    private static byte[] readFully(RunSource source, long pos, int len) {
-        byte[] b = new byte[len];
+    private static byte[] readFully(RunSource source, long pos, int len, byte[] into) {
+        byte[] b = into != null ? into : new byte[len];
         int done = 0;
         while (done < len) {
             int n = source.read(pos + done, b, done, len - done);
@@ -194,15 +205,39 @@ public final class RunReader {
     }
 
     private DataBlock dataBlock(int i, boolean fillCache) {
-        java.util.function.Function<Long, DataBlock> load = p -> {
-            try {
-                return new DataBlock(checkedBlock(source, positions[i], lengths[i], Long.MAX_VALUE),
-                        lengths[i] - RunFormat.CRC_BYTES);
-            } catch (IllegalStateException e) {
-                throw corrupt(source, positions[i], "cannot decode the data block: " + e.getMessage());
-            }
-        };
+        java.util.function.LongFunction<DataBlock> load = p -> loadBlock(i, null);
         return fillCache ? cache.get(cacheId, positions[i], load) : cache.getOrLoad(cacheId, positions[i], load);
+    }
+
+    /**
+     * Block {@code i} for a point get: from the cache, or read; a read the cache does not admit goes into this
+     * thread's scratch array, so the block is valid only until the thread's next point-get read (a get walks one
+     * block at a time and copies what it returns).
+     */
+    private DataBlock dataBlockForGet(int i) {
+        return cache.get(cacheId, positions[i], p -> loadBlock(i, null), p -> loadBlock(i, scratch(lengths[i])));
+    }
+
+    private DataBlock loadBlock(int i, byte[] into) {
+        byte[] raw = checkedBlock(source, positions[i], lengths[i], Long.MAX_VALUE, into);
+        try {
+            return new DataBlock(raw, lengths[i] - RunFormat.CRC_BYTES);
+        } catch (IllegalStateException e) {
+            throw corrupt(source, positions[i], "cannot decode the data block: " + e.getMessage());
+        }
+    }
+
+    /** @return this thread's scratch array of at least {@code len} bytes; null (read into a new one) above 64 KiB */
+    private static byte[] scratch(int len) {
+        if (len > MAX_SCRATCH_BYTES) {
+            return null;
+        }
+        byte[] s = SCRATCH.get();
+        if (s.length < len) {
+            s = new byte[Math.max(len, Math.min(MAX_SCRATCH_BYTES, s.length * 2))];
+            SCRATCH.set(s);
+        }
+        return s;
     }
 
     private int blocks() {
@@ -293,7 +328,7 @@ public final class RunReader {
         }
         byte[] utf8 = lookup.utf8();
         for (int b = firstBlockFor(utf8); b < blocks(); b++) {
-            DataBlock.Cursor c = dataBlock(b).cursor();
+            DataBlock.Cursor c = dataBlockForGet(b).cursor();
             c.seek(utf8);
             while (next(c, b)) {
                 int cmp = c.compareKey(utf8);

@@ -67,6 +67,29 @@ class BlockCacheTest {
     }
 
     @Test
+    void aMissTheFullCacheDoesNotAdmitGoesThroughTheTransientLoader() {
+        BlockCache c = new BlockCache(1L << 20);
+        for (long p = 0; p < 1_000; p++) { // full
+            c.get(1, p, pos -> block(4096));
+        }
+        AtomicInteger cached = new AtomicInteger();
+        AtomicInteger transients = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            c.get(5, 7, pos -> {
+                cached.incrementAndGet();
+                return block(4096);
+            }, pos -> {
+                transients.incrementAndGet();
+                return block(4096);
+            });
+        }
+        assertThat(transients).as("the first miss is not admitted: read transiently").hasValue(1);
+        assertThat(cached).as("the second miss is admitted: read to keep; the third get hits").hasValue(1);
+        BlockCache none = new BlockCache(0);
+        assertThat(none.get(1, 0, pos -> null, pos -> block(64))).as("no cache: every read is transient").isNotNull();
+    }
+
+    @Test
     void quietLookupsDoNotFillTheCacheAndSmallOrZeroBoundsWork() {
         BlockCache c = new BlockCache(4L << 20);
         AtomicInteger loads = new AtomicInteger();

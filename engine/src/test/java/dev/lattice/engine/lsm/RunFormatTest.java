@@ -151,6 +151,34 @@ class RunFormatTest {
     }
 
     @Test
+    void getsThroughAFullCacheReadUncachedBlocksIntoScratchAndStillReturnEveryVersion() {
+        for (int blockBytes : new int[] {256, 4096}) {
+            TreeMap<String, List<RunEntry>> m1 = model(blockBytes + 1, 3000);
+            TreeMap<String, List<RunEntry>> m2 = model(blockBytes + 2, 3000);
+            BlockCache cache = new BlockCache(16 << 10); // a few blocks: full after the first scan
+            RunReader r1 = RunReader.open(store(write(m1, blockBytes).bytes()).source(), cache);
+            RunReader r2 = RunReader.open(store(write(m2, blockBytes).bytes()).source(), cache);
+            r1.scan(null, null).forEachRemaining(e -> { });
+            r2.scan(null, null).forEachRemaining(e -> { });
+            Iterator<Map.Entry<String, List<RunEntry>>> i2 = m2.entrySet().iterator();
+            for (Map.Entry<String, List<RunEntry>> e : m1.entrySet()) { // alternate readers: one scratch array
+                List<RunEntry> v1 = e.getValue();
+                RunEntry oldest = v1.get(v1.size() - 1);
+                RunEntry got = r1.get(e.getKey(), oldest.version()); // may walk to the next block
+                if (!i2.hasNext()) {
+                    i2 = m2.entrySet().iterator();
+                }
+                Map.Entry<String, List<RunEntry>> f = i2.next();
+                RunEntry other = r2.get(f.getKey(), Long.MAX_VALUE);
+                assertEntry(got, oldest);
+                assertEntry(other, f.getValue().get(0));
+                assertEntry(r1.get(e.getKey(), Long.MAX_VALUE), v1.get(0));
+            }
+            assertThat(cache.sizeBytes()).as("the cache stays within its bound").isLessThanOrEqualTo(16 << 10);
+        }
+    }
+
+    @Test
     void theSampledBlockIndexFindsEveryKeyAndNoAbsentOneAtEveryBlockCount() {
         for (int keys : new int[] {1, 2, 63, 64, 65, 127, 128, 129, 200, 1_000}) {
             RunWriter w = new RunWriter(256, 10); // 300-byte values: one entry per block
