@@ -74,15 +74,17 @@ public final class Lattice implements AutoCloseable {
         }
     }
 
-    /** Timer thread: lets every idle log of every open tree prove its fence (see ownershipCheckInterval). */
+    /** Timer thread: lets every idle log of every open tree prove its fence (see ownershipCheckInterval) and merge its level 0 (idleMergeDelay). */
     private void checkOwnership(long intervalNanos) {
         if (closed) {
             return;
         }
         try {
+            long now = System.nanoTime();
             for (TreeImpl t : openTrees()) {
                 for (LogPipeline p : t.pipelines()) {
                     p.checkOwnership(intervalNanos);
+                    p.checkIdle(now);
                 }
             }
         } catch (RuntimeException e) {

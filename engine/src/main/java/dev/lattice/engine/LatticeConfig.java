@@ -30,6 +30,8 @@ public final class LatticeConfig {
     public static final long DEFAULT_MAX_QUEUED_BYTES = 64L << 20;
     /** Default for {@link Builder#memtableBytes}: 32 MiB. */
     public static final long DEFAULT_MEMTABLE_BYTES = 32L << 20;
+    /** Default for {@link Builder#idleMergeDelay}. */
+    public static final Duration DEFAULT_IDLE_MERGE_DELAY = Duration.ofSeconds(10);
     /** Default for {@link Builder#level0CompactionTrigger}. */
     public static final int DEFAULT_LEVEL0_COMPACTION_TRIGGER = 4;
     /** Default for {@link Builder#levelSizeRatio}. */
@@ -92,6 +94,7 @@ public final class LatticeConfig {
     final long blockCacheBytes;
     final int runBlockBytes;
     final int level0CompactionTrigger;
+    final Duration idleMergeDelay;
     final int levelSizeRatio;
     final long targetRunBytes;
     final int maintenanceThreads;
@@ -143,6 +146,7 @@ public final class LatticeConfig {
         this.blockCacheBytes = b.blockCacheBytes;
         this.runBlockBytes = b.runBlockBytes;
         this.level0CompactionTrigger = b.level0CompactionTrigger;
+        this.idleMergeDelay = b.idleMergeDelay;
         this.levelSizeRatio = b.levelSizeRatio;
         this.targetRunBytes = b.targetRunBytes;
         this.maintenanceThreads = b.maintenanceThreads;
@@ -214,6 +218,7 @@ public final class LatticeConfig {
         private long blockCacheBytes = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
         private int runBlockBytes;
         private int level0CompactionTrigger = DEFAULT_LEVEL0_COMPACTION_TRIGGER;
+        private Duration idleMergeDelay = DEFAULT_IDLE_MERGE_DELAY;
         private int levelSizeRatio = DEFAULT_LEVEL_SIZE_RATIO;
         private long targetRunBytes = heapShare(DEFAULT_TARGET_RUN_BYTES);
         private int maintenanceThreads = DEFAULT_MAINTENANCE_THREADS;
@@ -717,6 +722,28 @@ public final class LatticeConfig {
          */
         public Builder level0CompactionTrigger(int runs) {
             this.level0CompactionTrigger = (int) checkLong("level0CompactionTrigger", runs, 2, 64);
+            return this;
+        }
+
+        /**
+         * How long a partition must have applied no write before it merges its level 0 (docs/engine.md, "Flush and
+         * compaction"): its memtable is flushed and its level-0 runs are merged into one run (into level 1 when level
+         * 0 holds at least as many bytes), so reads of a tree that stopped changing consult one level-0 run instead of
+         * up to {@code 4 * level0CompactionTrigger}. Done once per idle period, and only when the smaller level-0
+         * runs (and the memtable) hold at least half the bytes of the largest, which bounds how often a byte is
+         * rewritten. Checked on the ownership-check timer, so it needs {@link #ownershipCheckInterval} on. Default
+         * 10 s; {@link Duration#ZERO} turns it off.
+         *
+         * @param delay zero (off) or from 100 ms to 1 day
+         * @return this
+         * @throws NullPointerException if {@code delay} is null
+         * @throws IllegalArgumentException if {@code delay} is negative or outside that range
+         */
+        public Builder idleMergeDelay(Duration delay) {
+            this.idleMergeDelay = checkDuration("idleMergeDelay", delay);
+            if (!delay.isZero() && (delay.toMillis() < 100 || delay.compareTo(Duration.ofDays(1)) > 0)) {
+                throw new IllegalArgumentException("idleMergeDelay must be zero or from 100 ms to 1 day, got " + delay);
+            }
             return this;
         }
 

@@ -143,6 +143,8 @@ final class LogPipeline {
 
     // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
     private final CheckpointPolicy policy;
+    /** Timer thread only: when this log stopped changing (idle merge of level 0). */
+    private final IdleWatch idleWatch;
     private final AtomicBoolean checkpointRunning = new AtomicBoolean();
     // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
     private boolean checkpointDue;
@@ -169,6 +171,7 @@ final class LogPipeline {
         this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
         this.queue = new AdmissionQueue(ctx.config);
         this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
+        this.idleWatch = new IdleWatch(ctx.config.idleMergeDelay);
         adoptProviderTraits();
         this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
         this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
@@ -1708,6 +1711,41 @@ final class LogPipeline {
      */
     void checkOwnership(long intervalNanos) {
         lease.checkInBackground(intervalNanos, closing || paused || fatal != null);
+    }
+
+    /**
+     * Timer thread: once this log has applied no write for {@code idleMergeDelay}, flushes its memtable and merges its
+     * level 0 when that is worth it ({@link CompactionPolicy#idle}); once per idle period.
+     *
+     * @param nowNanos {@link System#nanoTime()} now
+     */
+    void checkIdle(long nowNanos) {
+        RunMaintenance r = lsm;
+        if (r == null) {
+            return;
+        }
+        long applied;
+        long memtable;
+        lock.lock();
+        try {
+            if (closing || paused || fatal != null || failed) {
+                return;
+            }
+            applied = state.appliedOffset;
+            memtable = state.memtableBytes;
+        } finally {
+            lock.unlock();
+        }
+        if (!idleWatch.idleNow(applied, nowNanos) || !r.idleMergeWorthwhile(memtable)) {
+            return;
+        }
+        LOG.debug("log {}: idle for {}; merging level 0", log, ctx.config.idleMergeDelay);
+        r.requestIdleMerge();
+        if (memtable > 0) {
+            requestFlush(); // its flush task then runs the compactions, the idle merge last
+        } else {
+            r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
+        }
     }
 
     /** @return what is wrong with this log now (empty when healthy) */

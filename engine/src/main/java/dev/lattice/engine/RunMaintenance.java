@@ -43,11 +43,6 @@ final class RunMaintenance {
 
     private static final Logger LOG = LoggerFactory.getLogger(RunMaintenance.class);
     private static final int BITS_PER_KEY = 10;
-    /**
-     * Level 0 is merged into level 1 at the latest when it holds this many times {@code level0CompactionTrigger}
-     * runs, however small it is against level 1 (see {@link #pick}).
-     */
-    static final int LEVEL0_MAX_RUNS_FACTOR = 4;
 
     /** Publishes a manifest as the log's checkpoint (and trims the log to it); false when it failed. */
     interface Publisher {
@@ -74,6 +69,10 @@ final class RunMaintenance {
     private final java.util.concurrent.locks.ReentrantLock publishLock = new java.util.concurrent.locks.ReentrantLock();
     private final java.util.concurrent.atomic.AtomicBoolean compacting = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean compactionsStopped;
+    /** Set by {@link #requestIdleMerge}, cleared when the idle merge is picked or found not worth it. */
+    private volatile boolean idleMergeWanted;
+    private final CompactionPolicy policy;
+    private final Counter idleMerges;
     // the state of the last published manifest (compactions republish it with other runs)
     private long manifestThrough = -1;
     private long manifestVersion;
@@ -110,6 +109,9 @@ final class RunMaintenance {
                 "bytes of runs written by compactions", "bytes", tags);
         this.compactionBytesRead = m.counter("lattice.compaction.read.bytes", "bytes of runs read by compactions",
                 "bytes", tags);
+        this.idleMerges = m.counter("lattice.compaction.idle.merges", "merges of an idle partition's level 0", null,
+                tags);
+        this.policy = new CompactionPolicy(config);
         state.runDeleter = r -> calls.call("run delete", () -> {
             store.delete(log, fence, r.ref.id());
             return null;
@@ -240,10 +242,8 @@ final class RunMaintenance {
     // ------------------------------------------------------------------ compaction
 
     /**
-     * Runs compactions while a level is over its trigger: level 0 when it has {@code level0CompactionTrigger}
-     * runs and is large enough against level 1 (all of level 0 merged with the level-1 runs they overlap; see
-     * {@link #pick}), level {@code n >= 1} when its bytes exceed {@code memtableBytes * ratio^n} (one run merged with
-     * the runs of level {@code n+1} it overlaps).
+     * Runs the compactions {@link CompactionPolicy#next} finds due, one after the other, then the idle merge of level
+     * 0 if one was asked for ({@link #requestIdleMerge}) and is worth it.
      *
      * @return compactions done
      */
@@ -251,16 +251,52 @@ final class RunMaintenance {
         int done = 0;
         while (!compactionsStopped && done < 64) {
             PartitionLayers.Layers l = state.layers.current();
-            List<RunHandle> inputs = pick(l);
-            if (inputs == null) {
+            CompactionPolicy.Pick pick = pick(l);
+            if (pick == null) {
                 return done;
             }
-            if (!compactOnce(l, inputs, publisher)) {
+            if (pick.idle()) {
+                idleMergeWanted = false; // once per idle period, whatever its outcome
+            }
+            if (!compactOnce(l, pick, publisher)) {
                 return done;
+            }
+            if (pick.idle()) {
+                idleMerges.increment();
             }
             done++;
         }
         return done;
+    }
+
+    /** The regular compaction due, else the idle merge when one was asked for and is worth it; null when neither. */
+    private CompactionPolicy.Pick pick(PartitionLayers.Layers l) {
+        CompactionPolicy.Pick p = policy.next(l, sequence.get());
+        if (p == null && idleMergeWanted) {
+            p = policy.idle(l);
+            if (p == null) {
+                idleMergeWanted = false;
+            }
+        }
+        return p;
+    }
+
+    /**
+     * Asks for the merge of level 0 at the next compaction pass ({@link CompactionPolicy#idle}), once: the log has
+     * applied no write for {@code idleMergeDelay}. The caller flushes the memtable first when it holds anything.
+     */
+    void requestIdleMerge() {
+        idleMergeWanted = true;
+    }
+
+    /**
+     * Whether an idle merge is worth starting now (before the memtable's flush).
+     *
+     * @param memtableBytes bytes the memtable holds (flushed first when over 0)
+     * @return true when level 0 plus the memtable is worth merging
+     */
+    boolean idleMergeWorthwhile(long memtableBytes) {
+        return CompactionPolicy.idleMergeWorthwhile(state.layers.current().level(0), memtableBytes);
     }
 
     /**
@@ -299,94 +335,15 @@ final class RunMaintenance {
         return pick(state.layers.current()) != null;
     }
 
-    /**
-     * The inputs of the next compaction, the output level last in the list's levels; null when none is due.
-     *
-     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} runs and one of: level 1 holds
-     * at most one output run ({@code targetRunBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
-     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger. Level-0 runs span the whole key range of a partition (its
-     * keys are hashed), so each such merge rewrites all of level 1: merging at every trigger made level 1 rewritten
-     * once per {@code level0CompactionTrigger} flushes, a cost quadratic in the partition's size. Waiting until
-     * level 0 is as large as level 1 makes every merge at least double level 1, so each byte is rewritten a
-     * logarithmic number of times while level 1 grows; the run cap bounds what a read looks through meanwhile.
-     */
-    private List<RunHandle> pick(PartitionLayers.Layers l) {
-        List<RunHandle> l0 = l.level(0);
-        if (l0.size() >= config.level0CompactionTrigger) {
-            long l0Bytes = bytes(l0);
-            long l1Bytes = bytes(l.level(1));
-            if (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes
-                    || l0.size() >= config.level0CompactionTrigger * LEVEL0_MAX_RUNS_FACTOR) {
-                List<RunHandle> in = new ArrayList<>(l0);
-                in.addAll(overlapping(l.level(1), in));
-                return in;
-            }
-        }
-        int deepest = 0;
-        for (RunHandle r : l.runs()) {
-            deepest = Math.max(deepest, r.ref.level());
-        }
-        long target = config.memtableBytes * config.levelSizeRatio;
-        for (int level = 1; level < deepest || (level == deepest && level < 7); level++) {
-            List<RunHandle> runs = l.level(level);
-            if (bytes(runs) > target && !runs.isEmpty()) {
-                // round robin over the key space: the run after the last one merged down, by first key
-                RunHandle chosen = runs.get((int) (sequence.get() % runs.size()));
-                List<RunHandle> in = new ArrayList<>();
-                in.add(chosen);
-                in.addAll(overlapping(l.level(level + 1), in));
-                return in;
-            }
-            target *= config.levelSizeRatio;
-        }
-        return null;
-    }
-
-    private static long bytes(List<RunHandle> runs) {
-        long n = 0;
-        for (RunHandle r : runs) {
-            n += r.ref.lengthBytes();
-        }
-        return n;
-    }
-
-    private static List<RunHandle> overlapping(List<RunHandle> level, List<RunHandle> with) {
-        String lo = null;
-        String hi = null;
-        for (RunHandle r : with) {
-            String f = r.ref.meta().firstKey();
-            String t = r.ref.meta().lastKey();
-            if (f == null) {
-                continue;
-            }
-            lo = lo == null || f.compareTo(lo) < 0 ? f : lo;
-            hi = hi == null || t.compareTo(hi) > 0 ? t : hi;
-        }
-        List<RunHandle> out = new ArrayList<>();
-        if (lo == null) {
-            return out;
-        }
-        for (RunHandle r : level) {
-            String f = r.ref.meta().firstKey();
-            if (f != null && f.compareTo(hi) <= 0 && r.ref.meta().lastKey().compareTo(lo) >= 0) {
-                out.add(r);
-            }
-        }
-        return out;
-    }
-
-    private boolean compactOnce(PartitionLayers.Layers l, List<RunHandle> inputs, Publisher publisher) {
+    private boolean compactOnce(PartitionLayers.Layers l, CompactionPolicy.Pick pick, Publisher publisher) {
         long t0 = System.nanoTime();
-        int inLevel = Integer.MAX_VALUE;
-        for (RunHandle r : inputs) {
-            inLevel = Math.min(inLevel, r.ref.level());
-        }
-        int outLevel = inLevel + 1;
+        List<RunHandle> inputs = pick.inputs();
+        int outLevel = pick.outputLevel();
         Set<RunHandle> in = new HashSet<>(inputs);
         // bottommost: no run outside the inputs, at the output level or deeper, overlaps them
         boolean bottom = true;
         for (RunHandle r : l.runs()) {
-            if (!in.contains(r) && r.ref.level() >= outLevel && !overlapping(List.of(r), inputs).isEmpty()) {
+            if (!in.contains(r) && r.ref.level() >= outLevel && !CompactionPolicy.overlapping(List.of(r), inputs).isEmpty()) {
                 bottom = false;
                 break;
             }
@@ -414,8 +371,9 @@ final class RunMaintenance {
         List<RunHandle> written;
         try {
             Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
-            written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
-                    kept, readBytes); // the output is at most what the inputs hold
+            // a level-0 output stays one run (split only at the store's limit): it counts as one run against the trigger
+            long split = outLevel == 0 ? maxRunBytes : Math.min(config.targetRunBytes, maxRunBytes);
+            written = writeRuns(newestOnly(merged, bottom), outLevel, split, kept, readBytes); // at most the inputs
         } catch (RuntimeException e) {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;
@@ -428,7 +386,8 @@ final class RunMaintenance {
                 if (in.contains(r)) {
                     continue;
                 }
-                if (!placed && r.ref.level() >= outLevel) {
+                // a level-0 output is older than the level-0 runs flushed meanwhile: it goes after them
+                if (!placed && (outLevel == 0 ? r.ref.level() > 0 : r.ref.level() >= outLevel)) {
                     ordered.addAll(written);
                     placed = true;
                 }

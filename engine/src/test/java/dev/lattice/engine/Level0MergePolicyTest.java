@@ -11,7 +11,7 @@ import java.util.TreeMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * When level 0 is merged into level 1 (RunMaintenance.pick): at the trigger while level 1 holds at most one output run,
+ * When level 0 is merged into level 1 (CompactionPolicy.next): at the trigger while level 1 holds at most one output run,
  * later only once level 0 is as large as level 1 or holds {@code LEVEL0_MAX_RUNS_FACTOR} times the trigger; and the
  * statistics that split the bytes of runs written by flushes from those written by compactions.
  */
@@ -22,7 +22,8 @@ class Level0MergePolicyTest {
     private static LatticeConfig.Builder config(int trigger) {
         // level 1 may hold 10 memtables (640 KiB) before it is merged down: the data below stay in level 1
         return LatticeConfig.builder().partitions(1).memtableBytes(64 << 10).targetRunBytes(64 << 10)
-                .level0CompactionTrigger(trigger).levelSizeRatio(10).checkpointEveryEntries(1_000_000);
+                .level0CompactionTrigger(trigger).levelSizeRatio(10).checkpointEveryEntries(1_000_000)
+                .idleMergeDelay(java.time.Duration.ZERO); // the regular rules only (IdleMergeTest covers idle merges)
     }
 
     /** Writes keys {@code prefix from..to-1} with values of about 210 bytes (flushes of 64 KiB memtables). */
@@ -69,7 +70,7 @@ class Level0MergePolicyTest {
             assertThat(level(t, 2)).as("level 1 is under its target").isEmpty();
             // now level 1 is much larger than level 0 will be: the trigger alone no longer merges
             long before = l.stats().compactions();
-            int cap = RunMaintenance.LEVEL0_MAX_RUNS_FACTOR * TRIGGER;
+            int cap = CompactionPolicy.LEVEL0_MAX_RUNS_FACTOR * TRIGGER;
             for (int run = 1; run < cap; run++) {
                 t.put("small" + run, EngineBasicsTest.b("s"));
                 model.put("small" + run, "s");
@@ -108,7 +109,7 @@ class Level0MergePolicyTest {
             // until level 0 was merged into level 1 and only level 1 holds data (the load's own flushes run in the
             // background, so right after it level 0 and level 1 may both still be empty)
             while (!level(t, 0).isEmpty() || level(t, 1).isEmpty()) {
-                assertThat(tiny).isLessThan(RunMaintenance.LEVEL0_MAX_RUNS_FACTOR * trigger);
+                assertThat(tiny).isLessThan(CompactionPolicy.LEVEL0_MAX_RUNS_FACTOR * trigger);
                 t.put("tiny" + tiny, EngineBasicsTest.b("t"));
                 model.put("tiny" + tiny, "t");
                 assertThat(t.flushNow(30_000)).isTrue();
@@ -124,7 +125,7 @@ class Level0MergePolicyTest {
             System.out.printf("[level-0 policy] level 1 %d bytes, %d flushes, level 0 now %d runs%n", l1, flushed,
                     level(t, 0).size());
             assertThat(flushed).as("flushes of the second load").isLessThan(
-                    RunMaintenance.LEVEL0_MAX_RUNS_FACTOR * trigger);
+                    CompactionPolicy.LEVEL0_MAX_RUNS_FACTOR * trigger);
             assertThat(l.stats().compactions()).as("merged once level 0 was as large as level 1")
                     .isGreaterThan(compactions);
             model.forEach((k, v) -> assertThat(t.get(k).map(EngineBasicsTest::s)).as(k).contains(v));

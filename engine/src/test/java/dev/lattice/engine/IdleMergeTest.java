@@ -1,0 +1,148 @@
+package dev.lattice.engine;
+
+import dev.lattice.spi.memory.InMemoryStorage;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The idle merge of level 0 (CompactionPolicy.idle, idleMergeDelay): a partition that stopped changing flushes its
+ * memtable and merges its level-0 runs, into level 1 while level 1 is small, else into one level-0 run; deletes and
+ * range deletes over older runs survive it; a trickle of writes does not rewrite level 0 again.
+ */
+class IdleMergeTest {
+
+    private static final Duration DELAY = Duration.ofMillis(300);
+
+    private static LatticeConfig.Builder config() {
+        return LatticeConfig.builder().partitions(1).memtableBytes(64 << 10).targetRunBytes(64 << 10)
+                .level0CompactionTrigger(4).levelSizeRatio(10).checkpointEveryEntries(1_000_000)
+                .idleMergeDelay(DELAY).ownershipCheckInterval(Duration.ofMillis(100));
+    }
+
+    /** Writes keys {@code prefix from..to-1} with values of about 210 bytes (flushes of 64 KiB memtables). */
+    private static void load(Tree t, TreeMap<String, String> model, String prefix, int from, int to) {
+        for (int batch = from; batch < to; batch += 100) {
+            Map<String, byte[]> m = new LinkedHashMap<>();
+            for (int i = batch; i < Math.min(to, batch + 100); i++) {
+                String k = String.format("%s%05d", prefix, i);
+                String v = "v" + i + "-" + "x".repeat(200);
+                m.put(k, EngineBasicsTest.b(v));
+                model.put(k, v);
+            }
+            t.putAll(m);
+        }
+    }
+
+    /** Loads batches of 100 keys until level 0 holds two runs (below the trigger), with something in the memtable. */
+    private static void loadTwoLevel0Runs(TreeImpl t, TreeMap<String, String> model) throws InterruptedException {
+        int next = 0;
+        while (level(t, 0).size() < 2 || t.pipelines()[0].memtableBytes() == 0) {
+            assertThat(next).as("two level-0 runs within 5,000 keys").isLessThan(5_000);
+            load(t, model, "k", next, next + 100);
+            next += 100;
+            Thread.sleep(20); // let the background flush publish its run
+        }
+        assertThat(level(t, 0)).hasSizeLessThan(4);
+    }
+
+    private static List<RunHandle> level(TreeImpl t, int level) {
+        return t.pipelines()[0].state.layers.current().level(level);
+    }
+
+    private static void await(String what, BooleanSupplier done) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!done.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for: %s", what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static void assertModel(Tree t, TreeMap<String, String> model, Set<String> deleted) {
+        model.forEach((k, v) -> assertThat(t.get(k).map(EngineBasicsTest::s)).as(k).contains(v));
+        deleted.forEach(k -> assertThat(t.get(k)).as("deleted %s", k).isEmpty());
+        assertThat(t.count()).isEqualTo(model.size());
+    }
+
+    @Test
+    void anIdlePartitionWithASmallLevel1MergesLevel0AndItsMemtableIntoLevel1() throws Exception {
+        TreeMap<String, String> model = new TreeMap<>();
+        try (Lattice l = EngineBasicsTest.open(new InMemoryStorage(), config())) {
+            TreeImpl t = (TreeImpl) l.tree("idle1");
+            loadTwoLevel0Runs(t, model);
+            await("level 0 merged into level 1", () -> level(t, 0).isEmpty() && !level(t, 1).isEmpty()
+                    && t.pipelines()[0].memtableBytes() == 0);
+            assertModel(t, model, Set.of());
+        }
+    }
+
+    @Test
+    void anIdlePartitionWithALargeLevel1MergesLevel0IntoOneRunAndKeepsItsDeletes() throws Exception {
+        TreeMap<String, String> model = new TreeMap<>();
+        Set<String> deleted = new HashSet<>();
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice l = EngineBasicsTest.open(storage, config())) {
+            TreeImpl t = (TreeImpl) l.tree("idle2");
+            load(t, model, "a", 0, 1_500);
+            await("the first load in level 1 only", () -> level(t, 0).isEmpty() && !level(t, 1).isEmpty()
+                    && t.pipelines()[0].memtableBytes() == 0);
+            Set<RunHandle> level1 = new HashSet<>(level(t, 1));
+            long l1Bytes = CompactionPolicy.bytes(level(t, 1));
+            assertThat(l1Bytes).isGreaterThan(256 << 10);
+            for (int i = 0; i < 1_500; i += 7) { // tombstones above values of level 1
+                String k = String.format("a%05d", i);
+                assertThat(t.delete(k)).isTrue();
+                model.remove(k);
+                deleted.add(k);
+            }
+            assertThat(t.deleteRange("a00500", "a00600")).isPositive();
+            model.subMap("a00500", "a00600").keySet().forEach(deleted::add);
+            model.subMap("a00500", "a00600").clear();
+            long compactions = l.stats().compactions();
+            load(t, model, "b", 0, 600); // level 0: two or three runs, far smaller than level 1
+            await("level 0 merged into one run", () -> level(t, 0).size() == 1
+                    && t.pipelines()[0].memtableBytes() == 0 && l.stats().compactions() > compactions);
+            assertThat(new HashSet<>(level(t, 1))).as("level 1 untouched by the idle merge").isEqualTo(level1);
+            assertThat(CompactionPolicy.bytes(level(t, 0))).isLessThan(l1Bytes);
+            assertModel(t, model, deleted);
+
+            long merged = l.stats().compactions();
+            t.put("trickle", EngineBasicsTest.b("t"));
+            model.put("trickle", "t");
+            Thread.sleep(3 * DELAY.toMillis() + 500); // idle again, with a memtable far smaller than level 0
+            assertThat(l.stats().compactions()).as("a trickle does not rewrite level 0").isEqualTo(merged);
+            assertThat(level(t, 0)).hasSize(1);
+            assertModel(t, model, deleted);
+        }
+        try (Lattice l = EngineBasicsTest.open(storage, config())) { // and after a reopen
+            assertModel(l.tree("idle2"), model, deleted);
+        }
+    }
+
+    @Test
+    void zeroTurnsItOffAndBadDelaysAreRefused() throws Exception {
+        TreeMap<String, String> model = new TreeMap<>();
+        try (Lattice l = EngineBasicsTest.open(new InMemoryStorage(), config().idleMergeDelay(Duration.ZERO))) {
+            TreeImpl t = (TreeImpl) l.tree("off");
+            loadTwoLevel0Runs(t, model);
+            int runs = level(t, 0).size();
+            Thread.sleep(3 * DELAY.toMillis() + 500);
+            assertThat(level(t, 0)).as("no idle merge when off").hasSize(runs);
+            assertThat(t.pipelines()[0].memtableBytes()).isPositive();
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LatticeConfig.builder()
+                .idleMergeDelay(Duration.ofMillis(50))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("idleMergeDelay");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LatticeConfig.builder()
+                .idleMergeDelay(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+    }
+}
