@@ -4,7 +4,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-/** Writes data in the formats before range deletes and time-to-live, for compatibility tests. */
+/**
+ * Writes data in earlier formats (before range deletes and time-to-live; before blocked filters),
+ * for compatibility tests.
+ */
 public final class LegacyRuns {
 
     private LegacyRuns() {
@@ -19,6 +22,21 @@ public final class LegacyRuns {
     public static RunWriter.Finished runV1(List<RunEntry> entries) {
         RunWriter w = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_1);
         entries.forEach(w::add);
+        return w.finish();
+    }
+
+    /**
+     * A run of format 2 (what releases before run format 3 wrote: the standard Bloom filter), through the writer's
+     * format-2 path; {@code compat/run-format2-chronicle.zip} holds runs written by that release itself.
+     *
+     * @param entries in run order
+     * @param ranges range tombstones for the meta block
+     * @return the run and its meta
+     */
+    public static RunWriter.Finished runV2(List<RunEntry> entries, List<RangeTombstone> ranges) {
+        RunWriter w = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_2);
+        entries.forEach(w::add);
+        ranges.forEach(w::addRange);
         return w.finish();
     }
 
