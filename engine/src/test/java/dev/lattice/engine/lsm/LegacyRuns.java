@@ -26,21 +26,6 @@ public final class LegacyRuns {
     }
 
     /**
-     * A run of format 2 (what releases before run format 3 wrote: the standard Bloom filter), through the writer's
-     * format-2 path; {@code compat/run-format2-chronicle.zip} holds runs written by that release itself.
-     *
-     * @param entries in run order
-     * @param ranges range tombstones for the meta block
-     * @return the run and its meta
-     */
-    public static RunWriter.Finished runV2(List<RunEntry> entries, List<RangeTombstone> ranges) {
-        RunWriter w = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_2);
-        entries.forEach(w::add);
-        ranges.forEach(w::addRange);
-        return w.finish();
-    }
-
-    /**
      * A manifest of encoding 3 (without the range sections).
      *
      * @param m the manifest (its runs must have no range tombstones)
