@@ -4,13 +4,15 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A Bloom filter over a run's keys, so a get of an absent key skips the run without reading a block. Double hashing
- * of one 64-bit hash of the key's UTF-8 bytes (FNV-1a, then the SplitMix64 finaliser); {@code k} probes into a bit
- * array sized at {@code bitsPerKey} bits per key (10 bits and k = 7 give about 1% false positives).
+ * The standard Bloom filter over a run's keys, the key filter of run formats 1 and 2 (format 3 runs hold a
+ * {@link BlockedBloomFilter}). Double hashing of one 64-bit hash of the key's UTF-8 bytes (FNV-1a, then the SplitMix64
+ * finaliser; {@link #hash(String)}, shared by both filters); {@code k} probes into a bit array sized at
+ * {@code bitsPerKey} bits per key (10 bits and k = 7 give about 1% false positives). Its bit positions are part of
+ * the run format and do not change ({@code BloomFilterTest}).
  *
  * <p>Built by one thread; immutable once built or decoded, then thread-safe.
  */
-public final class BloomFilter {
+public final class BloomFilter implements KeyFilter {
 
     private final long[] bits;
     private final int k;
@@ -113,6 +115,7 @@ public final class BloomFilter {
      * @param keyHash {@link #hash(String)} of the key
      * @return false when it is certainly absent
      */
+    @Override
     public boolean mightContain(long keyHash) {
         long p = Math.floorMod(keyHash, n);
         long h2 = (keyHash >>> 32) | 1;
@@ -134,6 +137,7 @@ public final class BloomFilter {
      *
      * @return bytes of its bit array
      */
+    @Override
     public long sizeBytes() {
         return bits.length * 8L;
     }

@@ -4,17 +4,19 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The byte layout of a run, format version 2 (docs/wal-format.md "Run format"): data blocks, a Bloom filter block, an
- * index block and a meta block, each followed by its CRC32C, then a fixed {@value #FOOTER_BYTES}-byte footer that
- * locates them. Varints are unsigned LEB128. Stateless helpers; thread-safe.
+ * The byte layout of a run, format version 3 (docs/wal-format.md "Run format"): data blocks, a key filter block
+ * ({@link FilterBlock}), an index block and a meta block, each followed by its CRC32C, then a fixed
+ * {@value #FOOTER_BYTES}-byte footer that locates them. Varints are unsigned LEB128. Stateless helpers; thread-safe.
  */
 public final class RunFormat {
 
     /** First 8 bytes of the footer. */
     public static final long MAGIC = 0x4C41545252554E31L; // "LATRRUN1"
-    /** The format version this code writes (2: value expiry, range tombstones in the meta block). */
-    public static final int VERSION = 2;
-    /** The first format version, still read (no expiring values, no range tombstones). */
+    /** The format version this code writes (3: a blocked Bloom filter, {@link BlockedBloomFilter}). */
+    public static final int VERSION = 3;
+    /** Format version 2, still read: value expiry, range tombstones in the meta block, a standard Bloom filter. */
+    public static final int VERSION_2 = 2;
+    /** The first format version, still read (no expiring values, no range tombstones, a standard Bloom filter). */
     public static final int VERSION_1 = 1;
     /** Footer length in bytes: magic, version, three (position, length) pairs, CRC32C of the rest. */
     public static final int FOOTER_BYTES = 8 + 4 + 3 * (8 + 4) + 4;

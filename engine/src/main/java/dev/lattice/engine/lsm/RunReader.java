@@ -9,9 +9,9 @@ import java.util.NoSuchElementException;
 import java.util.zip.CRC32C;
 
 /**
- * Reads one run: its footer, index, Bloom filter and meta block when opened (a few reads, kilobytes), data blocks on
- * demand through the {@link BlockCache}. Every block is checked against its CRC32C; damage is a
- * {@link CorruptRunException} naming the log, the run and the block, never skipped.
+ * Reads one run (format 1, 2 or 3): its footer, index, key filter and meta block when opened (a few reads,
+ * kilobytes), data blocks on demand through the {@link BlockCache}. Every block is checked against its CRC32C; damage
+ * is a {@link CorruptRunException} naming the log, the run and the block, never skipped.
  *
  * <p>Thread-safe: immutable after {@link #open}; gets and scans from many threads share the cache.
  */
@@ -31,7 +31,8 @@ public final class RunReader {
     private final int[] keyEnds;
     private final long[] positions;
     private final int[] lengths;
-    private final BloomFilter filter;
+    private final KeyFilter filter;
+    private final int formatVersion;
     private final RunMeta meta;
     /** One block in this many has its last key sampled into {@link #sampleKeys}. */
     static final int SAMPLE_EVERY = 64;
@@ -40,7 +41,7 @@ public final class RunReader {
     private final int[] sampleEnds;
 
     private RunReader(RunSource source, BlockCache cache, byte[] lastKeys, int[] keyEnds, long[] positions,
-            int[] lengths, BloomFilter filter, RunMeta meta) {
+            int[] lengths, KeyFilter filter, int formatVersion, RunMeta meta) {
         this.source = source;
         this.cache = cache;
         this.lastKeys = lastKeys;
@@ -48,6 +49,7 @@ public final class RunReader {
         this.positions = positions;
         this.lengths = lengths;
         this.filter = filter;
+        this.formatVersion = formatVersion;
         this.meta = meta;
         int n = keyEnds.length;
         int samples = (n + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
@@ -87,9 +89,10 @@ public final class RunReader {
             throw corrupt(source, footerPos, "footer fails its CRC32C check");
         }
         int version = f.getInt(8);
-        if (version != RunFormat.VERSION && version != RunFormat.VERSION_1) {
+        if (version != RunFormat.VERSION && version != RunFormat.VERSION_2 && version != RunFormat.VERSION_1) {
             throw corrupt(source, footerPos, "run format version " + version + " is not readable by this release "
-                    + "(reads versions " + RunFormat.VERSION_1 + " and " + RunFormat.VERSION + ")");
+                    + "(reads versions " + RunFormat.VERSION_1 + ", " + RunFormat.VERSION_2 + " and "
+                    + RunFormat.VERSION + ")");
         }
         long filterPos = f.getLong(12);
         int filterLen = f.getInt(20);
@@ -97,8 +100,15 @@ public final class RunReader {
         int indexLen = f.getInt(32);
         long metaPos = f.getLong(36);
         int metaLen = f.getInt(44);
+        ByteBuffer filterBytes = ByteBuffer.wrap(block(source, filterPos, filterLen, footerPos));
+        KeyFilter filter;
         try {
-            BloomFilter filter = BloomFilter.decode(ByteBuffer.wrap(block(source, filterPos, filterLen, footerPos)));
+            filter = FilterBlock.decode(version, filterBytes);
+        } catch (RuntimeException e) {
+            throw corrupt(source, filterPos, "cannot decode the run's filter block (format " + version + "): "
+                    + e.getMessage());
+        }
+        try {
             ByteBuffer idx = ByteBuffer.wrap(block(source, indexPos, indexLen, footerPos));
             int n = RunFormat.getVarInt(idx);
             java.io.ByteArrayOutputStream keys = new java.io.ByteArrayOutputStream(Math.min(indexLen, 1 << 20));
@@ -119,12 +129,12 @@ public final class RunReader {
             }
             ByteBuffer metaBytes = ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos));
             RunMeta meta = version >= 2 ? RunMetaCodec.decodeWithRanges(metaBytes) : RunMetaCodec.decode(metaBytes);
-            return new RunReader(source, cache, keys.toByteArray(), ends, pos, len, filter, meta);
+            return new RunReader(source, cache, keys.toByteArray(), ends, pos, len, filter, version, meta);
         } catch (RuntimeException e) {
             if (e instanceof CorruptRunException || e instanceof dev.lattice.spi.WalStorageException) {
                 throw e;
             }
-            throw corrupt(source, indexPos, "cannot decode the run's index, filter or meta block: " + e.getMessage());
+            throw corrupt(source, indexPos, "cannot decode the run's index or meta block: " + e.getMessage());
         }
     }
 
@@ -179,6 +189,20 @@ public final class RunReader {
      */
     public RunMeta meta() {
         return meta;
+    }
+
+    /** The run's key filter (for tests). */
+    KeyFilter filter() {
+        return filter;
+    }
+
+    /**
+     * The run's format version, from its footer.
+     *
+     * @return 1, 2 or 3
+     */
+    public int formatVersion() {
+        return formatVersion;
     }
 
     /**

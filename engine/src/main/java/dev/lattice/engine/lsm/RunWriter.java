@@ -70,9 +70,13 @@ public final class RunWriter {
         this(blockBytes, bitsPerKey, expectedBytes, RunFormat.VERSION);
     }
 
-    /** As above, writing {@code formatVersion} (1 only for compatibility tests: no expiry, no range tombstones). */
+    /**
+     * As above, writing {@code formatVersion}: 1 and 2 only for compatibility tests (1: no expiry, no range
+     * tombstones; 1 and 2: the standard Bloom filter).
+     */
     RunWriter(int blockBytes, int bitsPerKey, int expectedBytes, int formatVersion) {
-        if (formatVersion != RunFormat.VERSION && formatVersion != RunFormat.VERSION_1) {
+        if (formatVersion != RunFormat.VERSION && formatVersion != RunFormat.VERSION_2
+                && formatVersion != RunFormat.VERSION_1) {
             throw new IllegalArgumentException("run format version " + formatVersion + " cannot be written");
         }
         this.formatVersion = formatVersion;
@@ -228,7 +232,7 @@ public final class RunWriter {
         closeBlock();
         finished = true;
         RunFormat.ByteSink part = new RunFormat.ByteSink(1024);
-        BloomFilter.build(hashes, hashCount, bitsPerKey).encode(part);
+        FilterBlock.encode(FilterBlock.build(formatVersion, hashes, hashCount, bitsPerKey), part);
         long filterPos = out.size();
         int filterLen = writeWithCrc(part);
 

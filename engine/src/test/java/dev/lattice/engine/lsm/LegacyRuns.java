@@ -4,7 +4,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-/** Writes data in the formats before range deletes and time-to-live, for compatibility tests. */
+/**
+ * Writes data in earlier formats (before range deletes and time-to-live; before blocked filters),
+ * for compatibility tests.
+ */
 public final class LegacyRuns {
 
     private LegacyRuns() {

@@ -227,6 +227,105 @@ class RunFormatTest {
         assertThat(perGet).as("block reads per get of an absent key (10 bits per key)").isLessThan(0.03);
     }
 
+    private static int footerVersion(byte[] run) {
+        return java.nio.ByteBuffer.wrap(run, run.length - RunFormat.FOOTER_BYTES + 8, 4).getInt();
+    }
+
+    /** The run with its footer's version set to {@code version} and the footer's CRC32C made good again. */
+    private static byte[] withFooterVersion(byte[] run, int version) {
+        byte[] b = run.clone();
+        int at = b.length - RunFormat.FOOTER_BYTES;
+        java.nio.ByteBuffer.wrap(b).putInt(at + 8, version);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(b, at, RunFormat.FOOTER_BYTES - 4);
+        java.nio.ByteBuffer.wrap(b).putInt(b.length - 4, (int) crc.getValue());
+        return b;
+    }
+
+    /** The run with byte {@code offset} of its filter block set to {@code value} and the block's CRC32C made good. */
+    private static byte[] withFilterByte(byte[] run, int offset, int value) {
+        byte[] b = run.clone();
+        java.nio.ByteBuffer f = java.nio.ByteBuffer.wrap(b);
+        int at = b.length - RunFormat.FOOTER_BYTES;
+        int pos = (int) f.getLong(at + 12);
+        int len = f.getInt(at + 20);
+        b[pos + offset] = (byte) value;
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(b, pos, len - RunFormat.CRC_BYTES);
+        f.putInt(pos + len - RunFormat.CRC_BYTES, (int) crc.getValue());
+        return b;
+    }
+
+    private static long filterPosition(byte[] run) {
+        return java.nio.ByteBuffer.wrap(run).getLong(run.length - RunFormat.FOOTER_BYTES + 12);
+    }
+
+    /**
+     * This release writes format 3 with a blocked filter; format 2 and 1 runs (written through the writer's old
+     * paths) keep the standard filter, and all three answer every key and mostly skip absent ones.
+     */
+    @Test
+    void format3RunsHoldABlockedFilterAndFormats1And2TheStandardOne() {
+        TreeMap<String, List<RunEntry>> m = model(29, 4000);
+        for (int version : new int[] {RunFormat.VERSION, RunFormat.VERSION_2, RunFormat.VERSION_1}) {
+            RunWriter w = version == RunFormat.VERSION ? new RunWriter(4096, 10)
+                    : new RunWriter(4096, 10, 1 << 16, version);
+            m.values().forEach(l -> l.forEach(w::add));
+            byte[] bytes = w.finish().bytes();
+            assertThat(footerVersion(bytes)).as("footer version").isEqualTo(version);
+            Stored s = store(bytes);
+            RunReader r = RunReader.open(s.source(), new BlockCache(0));
+            assertThat(r.formatVersion()).isEqualTo(version);
+            assertThat(r.filter()).as("format %d's filter", version)
+                    .isInstanceOf(version == 3 ? BlockedBloomFilter.class : BloomFilter.class);
+            for (Map.Entry<String, List<RunEntry>> e : m.entrySet()) {
+                assertEntry(r.get(e.getKey(), Long.MAX_VALUE), e.getValue().get(0));
+            }
+            int before = s.reads().get();
+            int probes = 20_000;
+            for (int i = 0; i < probes; i++) {
+                assertThat(r.get("user" + String.format("%08d", i) + "y", Long.MAX_VALUE)).isNull();
+            }
+            assertThat((s.reads().get() - before) / (double) probes).as("block reads per absent get, format %d",
+                    version).isLessThan(0.03);
+        }
+        assertThatThrownBy(() -> new RunWriter(4096, 10, 1 << 16, 4)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aRunOfAnUnreadableVersionIsRefusedNamingTheReadableOnes() {
+        byte[] good = write(model(31, 100), 1024).bytes();
+        for (int version : new int[] {0, 4, 99}) {
+            assertThatThrownBy(() -> RunReader.open(store(withFooterVersion(good, version)).source(),
+                    new BlockCache(0))).isInstanceOf(CorruptRunException.class)
+                    .hasMessageContaining("run format version " + version + " is not readable")
+                    .hasMessageContaining("reads versions 1, 2 and 3");
+        }
+    }
+
+    /**
+     * A filter block whose checksum is good but whose header is not one of its format's (a damaged kind or k, or a
+     * format-2 standard filter under a footer that says 3) is a typed error at the filter block.
+     */
+    @Test
+    void aFilterBlockThatDoesNotDecodeIsACorruptRunErrorAtTheFilter() {
+        byte[] v3 = write(model(37, 500), 1024).bytes();
+        RunWriter w2 = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_2);
+        model(37, 500).values().forEach(l -> l.forEach(w2::add));
+        byte[] v2 = w2.finish().bytes();
+        List<byte[]> bad = List.of(withFilterByte(v3, 0, 2), withFilterByte(v3, 0, 0), withFilterByte(v3, 1, 0),
+                withFilterByte(v3, 1, 17), withFooterVersion(v2, 3), withFilterByte(v2, 0, 31));
+        for (byte[] b : bad) {
+            assertThatThrownBy(() -> RunReader.open(store(b).source(), new BlockCache(0)))
+                    .isInstanceOf(CorruptRunException.class).hasMessageContaining("filter block")
+                    .satisfies(e -> assertThat(((CorruptRunException) e).blockPosition())
+                            .isEqualTo(filterPosition(b)));
+        }
+        // and the undamaged ones open
+        assertThat(RunReader.open(store(v3).source(), new BlockCache(0)).formatVersion()).isEqualTo(3);
+        assertThat(RunReader.open(store(v2).source(), new BlockCache(0)).formatVersion()).isEqualTo(2);
+    }
+
     @Test
     void outOfOrderEntriesAreRefused() {
         RunWriter w = new RunWriter(1024, 10);
