@@ -37,9 +37,10 @@ final class CompactionPolicy {
     /**
      * The next regular compaction, or null when none is due.
      *
-     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} runs and one of: level 1 holds
-     * at most one output run ({@code targetRunBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
-     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger. Level-0 runs span the whole key range of a partition (its
+     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} sorted runs
+     * ({@link #sortedRunBytes}: a flush's run, or the key-disjoint runs of one idle merge) and level 1 holds at most one
+     * output run ({@code targetRunBytes}) or no more bytes than level 0; or once it holds
+     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger in runs, however few sorted runs they make. Level-0 runs span the whole key range of a partition (its
      * keys are hashed), so each such merge rewrites all of level 1: merging at every trigger made level 1 rewritten
      * once per {@code level0CompactionTrigger} flushes, a cost quadratic in the partition's size. Waiting until
      * level 0 is as large as level 1 makes every merge at least double level 1, so each byte is rewritten a
@@ -53,10 +54,11 @@ final class CompactionPolicy {
      */
     Pick next(PartitionLayers.Layers l, long sequence) {
         List<RunHandle> l0 = l.level(0);
-        if (l0.size() >= config.level0CompactionTrigger) {
+        if (!l0.isEmpty()) {
+            int sorted = sortedRunBytes(l0).length;
             long l0Bytes = bytes(l0);
             long l1Bytes = bytes(l.level(1));
-            if (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes
+            if ((sorted >= config.level0CompactionTrigger && (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes))
                     || l0.size() >= config.level0CompactionTrigger * LEVEL0_MAX_RUNS_FACTOR) {
                 return intoLevel1(l, l0, false);
             }
@@ -85,7 +87,9 @@ final class CompactionPolicy {
      * level 1 when level 0 holds at least as many bytes as level 1 or level 1 holds at most one output run (what
      * {@link #next} would do at the trigger), else into one level-0 run, which costs level 0's bytes only. Reads of a
      * partition that stopped changing then consult one level-0 run instead of up to
-     * {@code LEVEL0_MAX_RUNS_FACTOR * level0CompactionTrigger}.
+     * {@code LEVEL0_MAX_RUNS_FACTOR * level0CompactionTrigger}. The output into level 0 is split into runs of
+     * {@code targetRunBytes} like any other (a run being written is held in the heap), key-disjoint and next to each
+     * other in level 0's order, so they count as one sorted run.
      *
      * @param l the partition's layers now (after the idle flush of its memtable)
      * @return the compaction, or null
@@ -113,17 +117,41 @@ final class CompactionPolicy {
      * @return true when worth it
      */
     static boolean idleMergeWorthwhile(List<RunHandle> l0, long memtableBytes) {
-        int runs = l0.size() + (memtableBytes > 0 ? 1 : 0);
+        long[] sorted = sortedRunBytes(l0);
+        int runs = sorted.length + (memtableBytes > 0 ? 1 : 0);
         if (runs < 2) {
             return false;
         }
         long largest = memtableBytes;
         long total = memtableBytes;
-        for (RunHandle r : l0) {
-            largest = Math.max(largest, r.ref.lengthBytes());
-            total += r.ref.lengthBytes();
+        for (long b : sorted) {
+            largest = Math.max(largest, b);
+            total += b;
         }
         return total - largest >= largest / 2;
+    }
+
+    /**
+     * Level 0 as sorted runs: consecutive runs (in level 0's order, newest first) whose key ranges are pairwise
+     * disjoint form one sorted run, as the runs one idle merge writes do; a flush's run, which spans the partition's
+     * hashed keys, overlaps its neighbours and is a sorted run of its own. A get consults one run of each.
+     *
+     * @param l0 the level-0 runs, newest first
+     * @return the bytes of each sorted run, newest first
+     */
+    static long[] sortedRunBytes(List<RunHandle> l0) {
+        long[] out = new long[l0.size()];
+        int n = 0;
+        int groupStart = 0;
+        for (int i = 0; i < l0.size(); i++) {
+            RunHandle r = l0.get(i);
+            if (n == 0 || !overlapping(l0.subList(groupStart, i), List.of(r)).isEmpty()) {
+                groupStart = i;
+                n++;
+            }
+            out[n - 1] += r.ref.lengthBytes();
+        }
+        return java.util.Arrays.copyOf(out, n);
     }
 
     private static Pick intoLevel1(PartitionLayers.Layers l, List<RunHandle> l0, boolean idle) {

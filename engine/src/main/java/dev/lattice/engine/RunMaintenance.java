@@ -371,9 +371,9 @@ final class RunMaintenance {
         List<RunHandle> written;
         try {
             Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
-            // a level-0 output stays one run (split only at the store's limit): it counts as one run against the trigger
-            long split = outLevel == 0 ? maxRunBytes : Math.min(config.targetRunBytes, maxRunBytes);
-            written = writeRuns(newestOnly(merged, bottom), outLevel, split, kept, readBytes); // at most the inputs
+            // a level-0 output is split like any other; its key-disjoint runs count as one sorted run
+            written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
+                    kept, readBytes); // the output is at most what the inputs hold
         } catch (RuntimeException e) {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;

@@ -26,12 +26,21 @@ class Level0MergePolicyTest {
                 .idleMergeDelay(java.time.Duration.ZERO); // the regular rules only (IdleMergeTest covers idle merges)
     }
 
+    /**
+     * Key {@code i}: spread over the key space (a multiplicative hash first), so every flush's run spans the keys of
+     * the partition and overlaps the others, as with real keys; sequential keys would make key-disjoint runs, which
+     * count as one sorted run.
+     */
+    static String key(String prefix, int i) {
+        return String.format("%s%08x-%05d", prefix, i * 0x9E3779B1, i);
+    }
+
     /** Writes keys {@code prefix from..to-1} with values of about 210 bytes (flushes of 64 KiB memtables). */
     private static void load(Tree t, TreeMap<String, String> model, String prefix, int from, int to) {
         for (int batch = from; batch < to; batch += 100) {
             Map<String, byte[]> m = new LinkedHashMap<>();
             for (int i = batch; i < Math.min(to, batch + 100); i++) {
-                String k = String.format("%s%05d", prefix, i);
+                String k = key(prefix, i);
                 String v = "v" + i + "-" + "x".repeat(200);
                 m.put(k, EngineBasicsTest.b(v));
                 model.put(k, v);

@@ -55,7 +55,7 @@ public final class BlockCacheYcsb {
                 "--warmup", "100000", "--threads", "16", "--workloads", "c,b", "--reps", "2", "--heap", "256m",
                 "--cache-mib", "64", "--bloom", "10", "--work", "/tmp/block-cache-ycsb"));
         o.put("--settle", "10");
-        o.put("--lattice-block-bytes", "0"); // 0: the run store's preferred read size (64 KiB on Chronicle)
+        o.put("--lattice-block-bytes", "0"); // 0: the run store's preferred read size (4 KiB on Chronicle)
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
