@@ -29,6 +29,8 @@ final class EngineStats {
     static final int LEVELS = 8;
     /** Bytes of runs written into each level: 0 by flushes, {@code n >= 1} by compactions into level n. */
     final LongAdder[] runBytesByLevel = new LongAdder[LEVELS];
+    /** Bytes of runs written by flushes (level 0; idle merges write level 0 too, counted as compactions). */
+    final LongAdder flushBytesWritten = new LongAdder();
 
     EngineStats() {
         for (int i = 0; i < LEVELS; i++) {
@@ -37,8 +39,11 @@ final class EngineStats {
     }
 
     /** Counts {@code bytes} of a run written into {@code level}. */
-    void runWritten(int level, long bytes) {
+    void runWritten(int level, long bytes, boolean byFlush) {
         runBytesByLevel[Math.min(level, LEVELS - 1)].add(bytes);
+        if (byFlush) {
+            flushBytesWritten.add(bytes);
+        }
     }
 
     LatticeStats snapshot() {
@@ -47,7 +52,7 @@ final class EngineStats {
                 replayBytes.sum(), replayReadCalls.sum(), replayNanos.sum() / 1_000_000, replayCheckpointBytes.sum(),
                 checkpoints.sum(), checkpointBytes.sum(), checkpointFailures.sum(), trims.sum(),
                 flushes.sum(), compactions.sum(), runBytesWritten.sum(), compactionBytesRead.sum(),
-                runBytesByLevel[0].sum(), runBytesWritten.sum() - runBytesByLevel[0].sum(), byLevel());
+                flushBytesWritten.sum(), runBytesWritten.sum() - flushBytesWritten.sum(), byLevel());
     }
 
     private java.util.List<Long> byLevel() {

@@ -27,7 +27,7 @@ package dev.lattice.engine;
  * @param compactionBytesRead bytes of runs read by compactions
  * @param flushBytesWritten bytes of level-0 runs written by flushes (part of {@code runBytesWritten})
  * @param compactionBytesWritten bytes of runs written by compactions ({@code runBytesWritten - flushBytesWritten})
- * @param runBytesWrittenByLevel bytes of runs written into each level, index = level (0: flushes, {@code n >= 1}:
+ * @param runBytesWrittenByLevel bytes of runs written into each level, index = level (0: flushes and idle merges of level 0, {@code n >= 1}:
  *     compactions into level n; level 7 counts deeper levels too), up to the deepest level written (immutable as the engine builds it)
  */
 public record LatticeStats(long stageCalls, long commitCalls, long batchesCommitted, long entriesCommitted,

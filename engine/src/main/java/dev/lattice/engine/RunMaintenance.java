@@ -164,7 +164,8 @@ final class RunMaintenance {
                 // tombstones dropped when nothing lies below
                 Iterator<RunEntry> entries = EntryMerger.collect(CompactionFilter.apply(flushEntries(f, false),
                         ungated(f.ranges()), config.clock.millis()), new long[0], bottom);
-                List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges(), f.estimateBytes());
+                List<RunHandle> written = writeRuns(entries, 0, config.targetRunBytes, f.ranges(), f.estimateBytes(),
+                        true);
                 publishLock.lock();
                 try {
                     List<Manifest.RunRef> refs = new ArrayList<>();
@@ -373,7 +374,7 @@ final class RunMaintenance {
             Iterator<RunEntry> merged = CompactionFilter.apply(new EntryMerger(sources), active, config.clock.millis());
             // a level-0 output is split like any other; its key-disjoint runs count as one sorted run
             written = writeRuns(newestOnly(merged, bottom), outLevel, Math.min(config.targetRunBytes, maxRunBytes),
-                    kept, readBytes); // the output is at most what the inputs hold
+                    kept, readBytes, false); // the output is at most what the inputs hold
         } catch (RuntimeException e) {
             LOG.warn("log {}: compaction of {} failed (retried at the next flush): {}", log, inputs, e.toString());
             return false;
@@ -464,7 +465,7 @@ final class RunMaintenance {
      * one (a run of its own when there are no entries); returns their handles.
      */
     private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes,
-                                      List<RangeTombstone> ranges, long expectedBytes) {
+                                      List<RangeTombstone> ranges, long expectedBytes, boolean byFlush) {
         List<RunHandle> out = new ArrayList<>();
         RunWriter w = null;
         long limit = Math.min(splitBytes, maxRunBytes - Math.min(maxRunBytes / 8, 1 << 20)); // room for filter, index
@@ -472,7 +473,7 @@ final class RunMaintenance {
             while (entries.hasNext()) {
                 RunEntry e = entries.next();
                 if (w != null && w.sizeBytes() >= Math.max(limit, 64 << 10)) {
-                    out.add(finish(w, level));
+                    out.add(finish(w, level, byFlush));
                     w = null;
                 }
                 if (w == null) {
@@ -493,7 +494,7 @@ final class RunMaintenance {
                 ranges.forEach(w::addRange);
             }
             if (w != null && (w.entries() > 0 || w.ranges() > 0)) {
-                out.add(finish(w, level));
+                out.add(finish(w, level, byFlush));
             }
             return out;
         } catch (RuntimeException e) {
@@ -504,15 +505,15 @@ final class RunMaintenance {
         }
     }
 
-    private RunHandle finish(RunWriter w, int level) {
+    private RunHandle finish(RunWriter w, int level, boolean byFlush) {
         RunWriter.Finished f = w.finish();
         RunId id = new RunId("e" + fence.epoch() + "-" + System.currentTimeMillis() + "-"
                 + sequence.incrementAndGet());
         RunInfo info = calls.call("run write", () -> store.write(log, fence, id, f.stream(), f.length()));
         bytesWritten.increment(f.length());
         ctx.stats.runBytesWritten.add(f.length());
-        ctx.stats.runWritten(level, f.length());
-        (level == 0 ? flushBytesWritten : compactionBytesWritten).increment(f.length());
+        ctx.stats.runWritten(level, f.length(), byFlush);
+        (byFlush ? flushBytesWritten : compactionBytesWritten).increment(f.length());
         return new RunHandle(new Manifest.RunRef(id, level, info.lengthBytes(), f.meta()), store, log,
                 ctx.blockCache);
     }

@@ -150,6 +150,10 @@ class IdleMergeTest {
             await("level 0 merged", () -> CompactionPolicy.sortedRunBytes(level(t, 0)).length <= 2
                     && t.pipelines()[0].memtableBytes() == 0 && l.stats().compactions() > compactions);
             List<RunHandle> merged0 = level(t, 0);
+            LatticeStats st = l.stats();
+            assertThat(st.runBytesWrittenByLevel().get(0)).as("the idle merge wrote level 0 as a compaction, not a flush")
+                    .isGreaterThan(st.flushBytesWritten());
+            assertThat(st.flushBytesWritten() + st.compactionBytesWritten()).isEqualTo(st.runBytesWritten());
             assertThat(merged0.size()).as("the merge's output split like any other").isGreaterThan(1);
             for (RunHandle r : merged0) { // a run being written is held in the heap: bounded by targetRunBytes
                 assertThat(r.ref.lengthBytes()).isLessThan(2 * (64 << 10));
