@@ -91,7 +91,7 @@ final class CompactionPolicy {
      * {@code targetRunBytes} like any other (a run being written is held in the heap), key-disjoint and next to each
      * other in level 0's order, so they count as one sorted run.
      *
-     * @param l the partition's layers now (after the idle flush of its memtable)
+     * @param l the partition's layers now
      * @return the compaction, or null
      */
     Pick idle(PartitionLayers.Layers l) {

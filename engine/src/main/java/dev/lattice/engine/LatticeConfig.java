@@ -727,10 +727,10 @@ public final class LatticeConfig {
 
         /**
          * How long a partition must have applied no write before it merges its level 0 (docs/engine.md, "Flush and
-         * compaction"): its memtable is flushed and its level-0 runs are merged into one run (into level 1 when level
-         * 0 holds at least as many bytes), so reads of a tree that stopped changing consult one level-0 run instead of
-         * up to {@code 4 * level0CompactionTrigger}. Done once per idle period, and only when the smaller level-0
-         * runs (and the memtable) hold at least half the bytes of the largest, which bounds how often a byte is
+         * compaction"): its level-0 runs are merged into one sorted run (into level 1 when level 0 holds at least as
+         * many bytes), so reads of a tree that stopped changing consult one level-0 run instead of up to
+         * {@code 4 * level0CompactionTrigger}; the memtable stays. Done once per idle period, and only when the
+         * smaller level-0 runs hold at least half the bytes of the largest, which bounds how often a byte is
          * rewritten. Checked on the ownership-check timer, so it needs {@link #ownershipCheckInterval} on. Default
          * 10 s; {@link Duration#ZERO} turns it off.
          *

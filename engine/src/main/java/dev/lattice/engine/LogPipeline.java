@@ -1714,8 +1714,8 @@ final class LogPipeline {
     }
 
     /**
-     * Timer thread: once this log has applied no write for {@code idleMergeDelay}, flushes its memtable and merges its
-     * level 0 when that is worth it ({@link CompactionPolicy#idle}); once per idle period.
+     * Timer thread: once this log has applied no write for {@code idleMergeDelay}, merges its level 0 when that is
+     * worth it ({@link CompactionPolicy#idle}); once per idle period. The memtable is not flushed for it.
      *
      * @param nowNanos {@link System#nanoTime()} now
      */
@@ -1725,27 +1725,21 @@ final class LogPipeline {
             return;
         }
         long applied;
-        long memtable;
         lock.lock();
         try {
             if (closing || paused || fatal != null || failed) {
                 return;
             }
             applied = state.appliedOffset;
-            memtable = state.memtableBytes;
         } finally {
             lock.unlock();
         }
-        if (!idleWatch.idleNow(applied, nowNanos) || !r.idleMergeWorthwhile(memtable)) {
+        if (!idleWatch.idleNow(applied, nowNanos) || !r.idleMergeWorthwhile(0)) {
             return;
         }
         LOG.debug("log {}: idle for {}; merging level 0", log, ctx.config.idleMergeDelay);
-        r.requestIdleMerge();
-        if (memtable > 0) {
-            requestFlush(); // its flush task then runs the compactions, the idle merge last
-        } else {
-            r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
-        }
+        r.requestIdleMerge(); // the memtable stays: a tree that fits in memory keeps reading from it
+        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
     }
 
     /** @return what is wrong with this log now (empty when healthy) */

@@ -284,17 +284,17 @@ final class RunMaintenance {
 
     /**
      * Asks for the merge of level 0 at the next compaction pass ({@link CompactionPolicy#idle}), once: the log has
-     * applied no write for {@code idleMergeDelay}. The caller flushes the memtable first when it holds anything.
+     * applied no write for {@code idleMergeDelay}.
      */
     void requestIdleMerge() {
         idleMergeWanted = true;
     }
 
     /**
-     * Whether an idle merge is worth starting now (before the memtable's flush).
+     * Whether an idle merge is worth starting now.
      *
-     * @param memtableBytes bytes the memtable holds (flushed first when over 0)
-     * @return true when level 0 plus the memtable is worth merging
+     * @param memtableBytes bytes of a memtable that would be flushed into level 0 first, 0 for none
+     * @return true when level 0 (plus that memtable) is worth merging
      */
     boolean idleMergeWorthwhile(long memtableBytes) {
         return CompactionPolicy.idleMergeWorthwhile(state.layers.current().level(0), memtableBytes);

@@ -15,8 +15,8 @@ import java.util.function.BooleanSupplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The idle merge of level 0 (CompactionPolicy.idle, idleMergeDelay): a partition that stopped changing flushes its
- * memtable and merges its level-0 runs, into level 1 while level 1 is small, else into one level-0 run; deletes and
+ * The idle merge of level 0 (CompactionPolicy.idle, idleMergeDelay): a partition that stopped changing merges its
+ * level-0 runs (its memtable stays), into level 1 while level 1 is small, else into one sorted run; deletes and
  * range deletes over older runs survive it; a trickle of writes does not rewrite level 0 again.
  */
 class IdleMergeTest {
@@ -98,13 +98,13 @@ class IdleMergeTest {
     }
 
     @Test
-    void anIdlePartitionWithASmallLevel1MergesLevel0AndItsMemtableIntoLevel1() throws Exception {
+    void anIdlePartitionWithASmallLevel1MergesLevel0IntoLevel1() throws Exception {
         TreeMap<String, String> model = new TreeMap<>();
         try (Lattice l = EngineBasicsTest.open(new InMemoryStorage(), config())) {
             TreeImpl t = (TreeImpl) l.tree("idle1");
             loadTwoLevel0Runs(t, model);
-            await("level 0 merged into level 1", () -> level(t, 0).isEmpty() && !level(t, 1).isEmpty()
-                    && t.pipelines()[0].memtableBytes() == 0);
+            await("level 0 merged into level 1", () -> level(t, 0).isEmpty() && !level(t, 1).isEmpty());
+            assertThat(t.pipelines()[0].memtableBytes()).as("the memtable is not flushed for it").isPositive();
             assertModel(t, model, Set.of());
         }
     }
@@ -148,7 +148,7 @@ class IdleMergeTest {
             load(t, model, "b", 0, 800); // then at least two flushes' runs: level 0 still smaller than level 1
             // one sorted run, plus at most one more: the run that carries the range delete spans its range too
             await("level 0 merged", () -> CompactionPolicy.sortedRunBytes(level(t, 0)).length <= 2
-                    && t.pipelines()[0].memtableBytes() == 0 && l.stats().compactions() > compactions);
+                    && l.stats().compactions() > compactions);
             List<RunHandle> merged0 = level(t, 0);
             LatticeStats st = l.stats();
             assertThat(st.runBytesWrittenByLevel().get(0)).as("the idle merge wrote level 0 as a compaction, not a flush")
