@@ -41,7 +41,7 @@ public final class RunReadCounter extends ForwardingProvider {
         if (len == RunFormat.FOOTER_BYTES) {
             footers.increment();
         }
-        return super.readRun(log, id, position, dst, off, len);
+        return delegate.runs().read(log, id, position, dst, off, len); // no interception lambda: count, then read
     }
 
     /** @return run-store read calls so far */
