@@ -37,10 +37,10 @@ final class CompactionPolicy {
     /**
      * The next regular compaction, or null when none is due.
      *
-     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} sorted runs
-     * ({@link #sortedRunBytes}: a flush's run, or the key-disjoint runs of one idle merge) and level 1 holds at most one
-     * output run ({@code targetRunBytes}) or no more bytes than level 0; or once it holds
-     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger in runs, however few sorted runs they make. Level-0 runs span the whole key range of a partition (its
+     * <p>Level 0 is merged into level 1 once it holds {@code level0CompactionTrigger} runs and one of: level 1 holds
+     * at most one output run ({@code targetRunBytes}); level 0 holds at least as many bytes as level 1; level 0 holds
+     * {@link #LEVEL0_MAX_RUNS_FACTOR} times the trigger (runs are counted one by one, also the key-disjoint runs of
+     * one idle merge). Level-0 runs span the whole key range of a partition (its
      * keys are hashed), so each such merge rewrites all of level 1: merging at every trigger made level 1 rewritten
      * once per {@code level0CompactionTrigger} flushes, a cost quadratic in the partition's size. Waiting until
      * level 0 is as large as level 1 makes every merge at least double level 1, so each byte is rewritten a
@@ -54,11 +54,10 @@ final class CompactionPolicy {
      */
     Pick next(PartitionLayers.Layers l, long sequence) {
         List<RunHandle> l0 = l.level(0);
-        if (!l0.isEmpty()) {
-            int sorted = sortedRunBytes(l0).length;
+        if (l0.size() >= config.level0CompactionTrigger) {
             long l0Bytes = bytes(l0);
             long l1Bytes = bytes(l.level(1));
-            if ((sorted >= config.level0CompactionTrigger && (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes))
+            if (l1Bytes <= config.targetRunBytes || l0Bytes >= l1Bytes
                     || l0.size() >= config.level0CompactionTrigger * LEVEL0_MAX_RUNS_FACTOR) {
                 return intoLevel1(l, l0, false);
             }
@@ -89,7 +88,8 @@ final class CompactionPolicy {
      * partition that stopped changing then consult one level-0 run instead of up to
      * {@code LEVEL0_MAX_RUNS_FACTOR * level0CompactionTrigger}. The output into level 0 is split into runs of
      * {@code targetRunBytes} like any other (a run being written is held in the heap), key-disjoint and next to each
-     * other in level 0's order, so they count as one sorted run.
+     * other in level 0's order: one sorted run for a get and for {@link #idleMergeWorthwhile}, several runs for the
+     * trigger of {@link #next}.
      *
      * @param l the partition's layers now
      * @return the compaction, or null
