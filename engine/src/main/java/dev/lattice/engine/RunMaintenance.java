@@ -462,7 +462,8 @@ final class RunMaintenance {
 
     /**
      * Writes entries as runs of {@code level}, a new run past {@code splitBytes}, the range tombstones in the last
-     * one (a run of its own when there are no entries); returns their handles.
+     * one (a run of their own when there are no entries, or when a compaction writes level 0); returns their
+     * handles. Reads apply every run's range tombstones by version, whichever run holds them.
      */
     private List<RunHandle> writeRuns(Iterator<RunEntry> entries, int level, long splitBytes,
                                       List<RangeTombstone> ranges, long expectedBytes, boolean byFlush) {
@@ -486,6 +487,12 @@ final class RunMaintenance {
                 if (level > 0 ? compactionsStopped : stopping) {
                     throw new IllegalStateException("stopped: the lattice is closing or the log was lost");
                 }
+            }
+            // an idle merge's level-0 output keeps its range deletes in a run of their own: in the last run their
+            // bounds would widen its key range over the others, and the output would count as two sorted runs
+            if (w != null && level == 0 && !byFlush && !ranges.isEmpty() && w.entries() > 0) {
+                out.add(finish(w, level, byFlush));
+                w = null;
             }
             if (w == null && !ranges.isEmpty()) {
                 w = new RunWriter(blockBytes, BITS_PER_KEY, 64 << 10);
