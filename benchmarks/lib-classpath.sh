@@ -2,8 +2,9 @@
 # build cannot change them under a running harness) and FLAGS (the JVM flags Chronicle Queue needs).
 # Needs RUN (a scratch path) and ROOT (the repository) set by the caller.
 # One reactor invocation with -am: a separate `-pl benchmarks dependency:build-classpath` would resolve the engine
-# from ~/.m2, which holds none on a fresh machine (or an older one).
-mvn -B -ntp -o -q -pl benchmarks -am package dependency:build-classpath -DskipTests -Dmaven.javadoc.skip=true \
+# from ~/.m2, which holds none on a fresh machine (or an older one). Not offline (-o): on a fresh machine the
+# plugins are not downloaded yet.
+mvn -B -ntp -q -pl benchmarks -am package dependency:build-classpath -DskipTests -Dmaven.javadoc.skip=true \
   -Dmdep.outputFile="$RUN.cp" -Dmdep.includeScope=runtime
 rm -rf "$RUN" && mkdir -p "$RUN"
 CP=""
