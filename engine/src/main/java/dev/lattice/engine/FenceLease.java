@@ -35,6 +35,7 @@ final class FenceLease {
     private final String tree;
     private final EngineContext ctx;
     private final Host host;
+    private final long readLeaseNanos;
     private volatile long lastProofNanos = System.nanoTime();
     private final AtomicBoolean checkRunning = new AtomicBoolean();
 
@@ -43,6 +44,7 @@ final class FenceLease {
         this.tree = tree;
         this.ctx = ctx;
         this.host = host;
+        this.readLeaseNanos = ctx.config.readLease.toNanos();
     }
 
     /** A fenced call that started at {@code startedNanos} (System.nanoTime) succeeded. */
@@ -57,7 +59,7 @@ final class FenceLease {
      * @throws dev.lattice.spi.WalStorageException if the provider call fails
      */
     void proveForRead() {
-        long lease = ctx.config.readLease.toNanos();
+        long lease = readLeaseNanos;
         if (lease == 0 || System.nanoTime() - lastProofNanos <= lease) {
             return;
         }

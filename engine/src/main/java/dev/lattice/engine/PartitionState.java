@@ -185,10 +185,13 @@ final class PartitionState {
      *     {@code s}), looking through the memtable and then the layers below it; null when absent
      */
     Versioned at(String key, long s) {
-        return at(key, s, nowMillis());
+        return at(key, s, CLOCK_WHEN_NEEDED);
     }
 
-    /** As {@link #at(String, long)}, with expiry judged at {@code nowMillis}. */
+    /**
+     * As {@link #at(String, long)}, with expiry judged at {@code nowMillis}, or at {@link #nowMillis()} read only
+     * when the value found carries an expiry if {@code nowMillis} is {@link #CLOCK_WHEN_NEEDED}.
+     */
     Versioned at(String key, long s, long nowMillis) {
         List<MemRange> rs = ranges.list; // before the layers, as the map: a freeze moves ranges down
         Object r = topAt(map.get(key), s);
@@ -196,11 +199,17 @@ final class PartitionState {
         if (r == null && !l.isEmpty()) {
             r = layers.find(key, s);
         }
-        if (r instanceof Versioned v && !ReadFilter.hidden(key, v, s, nowMillis, rs, l, ranges.gates)) {
-            return v;
+        if (r instanceof Versioned v) {
+            long now = nowMillis != CLOCK_WHEN_NEEDED ? nowMillis : v.expiresAtMillis() == 0 ? 0 : nowMillis();
+            if (!ReadFilter.hidden(key, v, s, now, rs, l, ranges.gates)) {
+                return v;
+            }
         }
         return null;
     }
+
+    /** For {@link #at(String, long, long)}: read the clock only for a value that carries an expiry. */
+    static final long CLOCK_WHEN_NEEDED = Long.MIN_VALUE;
 
     /** @return the wall clock of time-to-live, in epoch ms */
     long nowMillis() {

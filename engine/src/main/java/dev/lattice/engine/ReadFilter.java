@@ -23,12 +23,16 @@ final class ReadFilter {
             return true;
         }
         long version = v.version();
-        for (MemRange r : memtable) {
-            if (r.hides(key, version, snapshot)) {
+        for (int i = 0, n = memtable.size(); i < n; i++) {
+            if (memtable.get(i).hides(key, version, snapshot)) {
                 return true;
             }
         }
-        for (RangeTombstone r : layers.ranges()) {
+        List<RangeTombstone> below = layers.ranges();
+        if (below.isEmpty()) {
+            return false;
+        }
+        for (RangeTombstone r : below) {
             if (r.hides(key, version)) {
                 Txn gate = gates.isEmpty() ? null : gates.get(r);
                 if (gate == null || (gate.seq > 0 && gate.seq <= snapshot)) {
