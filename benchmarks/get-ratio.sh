@@ -6,7 +6,8 @@
 # work = this checkout; a commit is built in a git worktree under /tmp/lattice-get-ratio (the probe, compiled from
 # this checkout, uses only the public API and Workload, so it runs on engines from before issue 17).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
 SCRATCH=/tmp/lattice-get-ratio
 reps=3; rounds=16; ms=250; labels=()
 while [ $# -gt 0 ]; do
@@ -27,15 +28,10 @@ for l in "${labels[@]}"; do
     src="$SCRATCH/src-$l"
     [ -d "$src" ] || git -C "$ROOT" worktree add -f -q --detach "$src" "$l"
   fi
-  (cd "$src" && mvn -B -ntp -q -pl benchmarks -am package dependency:build-classpath -DskipTests \
-      -Dmaven.javadoc.skip=true -Dmdep.outputFile="$SCRATCH/$l.cp" -Dmdep.includeScope=runtime)
-  rm -rf "$SCRATCH/$l" && mkdir -p "$SCRATCH/$l"
-  CP=""
-  for m in benchmarks engine spi; do
-    cp -r "$src/$m/target/classes" "$SCRATCH/$l/$m"
-    CP="$CP:$SCRATCH/$l/$m"
-  done
-  CP="${CP#:}:$(tr ':' '\n' < "$SCRATCH/$l.cp" | grep -v -e '/dev/lattice/' -e "^$src/" | paste -sd:)"
+  # the shared build-and-copy step, run in the commit's tree (older trees lack some modules: only these three)
+  (cd "$src" && ROOT="$src" RUN="$SCRATCH/$l" MODULES="benchmarks engine spi" && . "$HERE/lib-classpath.sh" \
+      && echo "$CP" > "$SCRATCH/$l.cpline")
+  CP="$(cat "$SCRATCH/$l.cpline")"
   mkdir -p "$SCRATCH/$l/probe"
   javac -nowarn -d "$SCRATCH/$l/probe" -cp "$CP" "$PROBE"
   echo "$SCRATCH/$l/probe:$CP" > "$SCRATCH/$l.run"
