@@ -93,7 +93,7 @@ public final class RunAll {
                         only.contains("ycsb") ? List.of("a", "b", "c", "d", "e", "f") : List.of(), List.of(1, 16, 64),
                         full ? 100_000 : 5_000, full ? 100_000 : 10_000, Durability.PAGE_CACHE,
                         only.contains("direct") ? List.of(Durability.PAGE_CACHE, Durability.FSYNC) : List.of(),
-                        full ? 200_000 : 20_000, full ? 20_000 : 2_000, full ? 500_000 : 50_000, 1_000,
+                        full ? 200_000 : 100_000, full ? 20_000 : 2_000, full ? 500_000 : 50_000, 1_000,
                         !only.contains("recovery") ? 0
                                 : recoveryRecords != null ? recoveryRecords : 1_000_000,
                         8, full ? 3 : 2);

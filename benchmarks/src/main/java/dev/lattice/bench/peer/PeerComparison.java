@@ -122,6 +122,9 @@ public final class PeerComparison {
             }
         }
         List<DirectCase> direct = new ArrayList<>();
+        if (!s.durabilities().isEmpty()) {
+            warmUpDirect(s, progress);
+        }
         for (int rep = 0; rep < s.repeats(); rep++) {
         for (Durability d : s.durabilities()) {
             for (int t : s.threads()) {
@@ -267,6 +270,30 @@ public final class PeerComparison {
                 .sorted(java.util.Comparator.comparingInt(YcsbCase::repeat)).toList();
     }
 
+    /**
+     * Puts of the warm-up that runs before the direct cases, per store (page cache, one thread, not recorded):
+     * 100,000. Without it the first Lattice case (20,000 puts, about 0.1 s) ran its code interpreted and its heap
+     * unsized, and the one-thread page-cache ratio read 0.33-0.46x where longer cases read about 0.9x
+     * (docs/benchmarks.md, "one-thread page-cache puts with long cases").
+     */
+    static final int DIRECT_WARMUP_PUTS = 100_000;
+
+    /** Runs {@link #DIRECT_WARMUP_PUTS} puts and as many gets on a scratch store of each kind; results discarded. */
+    private static void warmUpDirect(Settings s, Consumer<String> progress) {
+        for (KvStore.Kind k : KvStore.Kind.values()) {
+            progress.accept("peer direct warm-up " + k.label());
+            Path dir = s.workDir().resolve("direct-warmup-" + k.name().toLowerCase(Locale.ROOT));
+            RecoveryHarness.delete(dir);
+            try (KvStore store = KvStore.open(k, dir, Durability.PAGE_CACHE, s.partitions())) {
+                DirectHarness.run(store, 1, DIRECT_WARMUP_PUTS, DIRECT_WARMUP_PUTS, s.valueBytes());
+            } catch (Exception e) {
+                throw new IllegalStateException("direct warm-up of " + k.label() + " failed", e);
+            } finally {
+                RecoveryHarness.delete(dir);
+            }
+        }
+    }
+
     private static List<DirectCase> directOf(List<DirectCase> all, KvStore.Kind k, Durability d, String op, int th) {
         return all.stream().filter(c -> c.kind() == k && c.durability() == d && c.phase().operation().equals(op)
                 && c.phase().threads() == th).sorted(java.util.Comparator.comparingInt(DirectCase::repeat)).toList();
@@ -334,11 +361,12 @@ public final class PeerComparison {
         if (!direct.isEmpty()) {
             md.append(machine).append(pairs).append("\n\n");
             md.append(String.format(Locale.ROOT, "**Direct put/get** (%s-byte values; %s puts per case at page cache, "
-                            + "%s at fsync, distinct keys; then %s gets of random written keys). Ctx switches/op: "
+                            + "%s at fsync, distinct keys; then %s gets of random written keys; each store warmed up "
+                            + "first with %s unrecorded puts and gets). Ctx switches/op: "
                             + "voluntary context switches of all the process's threads per operation (a thread "
                             + "blocked and woken), from /proc.%n%n",
                     MdTable.count(s.valueBytes()), MdTable.count(s.directPuts()), MdTable.count(s.directFsyncPuts()),
-                    MdTable.count(s.directGets())));
+                    MdTable.count(s.directGets()), MdTable.count(DIRECT_WARMUP_PUTS)));
             MdTable t = new MdTable("durability", "operation", ">threads", ">throughput Lattice/RocksDB", ">range",
                     ">p50 Lattice/RocksDB", ">p99 Lattice/RocksDB", ">CPU cores Lattice / RocksDB",
                     ">ctx switches/op Lattice / RocksDB", ">Lattice entries/commit");

@@ -25,7 +25,17 @@ import java.nio.file.StandardOpenOption;
  * first ({@link #NEW_FILE_BYTES} plus the frame), and the region is reserved inside the document, before the frame's
  * bytes are written.
  *
- * <p>Not thread-safe: used under its log's lock.
+ * <p>Reserving inline cost a lone writer about 6 % of its put throughput and put a pause of tens of microseconds
+ * (128 KiB of zeros) into every 128th 1 KiB put (docs/benchmarks.md, "one-thread page-cache puts"). So once a
+ * reservation exists in the current file and less than half a chunk of it is left beyond the next frame's need, a
+ * background thread extends it to that need plus a chunk (the end the writer's own next reservation would have
+ * chosen, so the space reserved ahead of the write position stays at most {@code SLACK_BYTES + chunk}, as before);
+ * the writer reserves inline only when the background is behind (or failed: a full disk is then reported by the
+ * writer's own reservation, as before). The background writes only at and above {@code reservedEnd}, which the
+ * writer never writes past, and publishes the new end after its write returned; the two never touch the same
+ * bytes.
+ *
+ * <p>Not thread-safe: used under its log's lock (the background reservation synchronises with it internally).
  */
 final class SpaceReserver implements AutoCloseable {
 
@@ -53,19 +63,34 @@ final class SpaceReserver implements AutoCloseable {
     /** Free space required before Chronicle may create or open a cycle file and write its first frame (1 MiB). */
     static final long NEW_FILE_BYTES = 1L << 20;
 
+    /** Whether new reservers reserve ahead in the background; a test hook to measure and test the inline path. */
+    static volatile boolean background = true;
+
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
+    /** One daemon thread for every reserver of the JVM, gone after 10 s without work. */
+    private static final java.util.concurrent.ThreadPoolExecutor AHEAD = aheadExecutor();
 
     private final LogId log;
     private final Path dir;
     private final Mode myMode = mode;
     private final long chunk = chunkBytes;
+    private final boolean ahead = background;
+    /** Guards the channel, the descriptor and the reservation against the background reservation. */
+    private final Object io = new Object();
     private FileStore store;
     private File file;
     private FileChannel channel;
     private int fd = -1;
-    private long reservedEnd;
+    /** Written under {@link #io}; read by the writer without it. */
+    private volatile long reservedEnd;
     private long lastEnd = -1;
-    private long reservedBytes;
+    private volatile long reservedBytes;
+    /** A background reservation is queued or running (set by the writer, cleared by the background). */
+    private final java.util.concurrent.atomic.AtomicBoolean aheadPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The last background reservation failed (full disk?): none is queued until an inline one succeeds. */
+    private volatile boolean aheadFailed;
+    /** Counts switches and closes: a background reservation queued before one of them does nothing. */
+    private volatile long generation;
 
     /**
      * @param log the log, for errors
@@ -160,35 +185,92 @@ final class SpaceReserver implements AutoCloseable {
             switchTo(f);
         }
         long need = from + bytes + SLACK_BYTES;
-        if (need <= reservedEnd) {
-            return;
-        }
-        long start = Math.max(from, reservedEnd);
-        long end = need + chunk;
-        try {
-            if (myMode == Mode.FALLOCATE) {
-                int rc = net.openhft.posix.PosixAPI.posix().fallocate(fd, 0, start, end - start);
-                if (rc != 0) {
-                    throw new IOException("fallocate returned " + rc + " (No space left on device assumed)");
-                }
-            } else {
-                long pos = start;
-                while (pos < end) {
-                    ByteBuffer z = ZEROS.duplicate();
-                    z.limit((int) Math.min(z.capacity(), end - pos));
-                    pos += channel.write(z, pos);
+        if (need > reservedEnd) {
+            synchronized (io) {
+                long start = Math.max(from, reservedEnd);
+                long end = need + chunk;
+                if (start < end && need > reservedEnd) {
+                    try {
+                        allocate(start, end);
+                    } catch (IOException e) {
+                        // What was allocated stays allocated; only [start, reservedEnd) counts as reserved.
+                        throw StorageErrors.io(log, dir, "cannot reserve " + (end - start) + " bytes in " + f, e);
+                    }
+                    reservedBytes += end - start;
+                    reservedEnd = end;
+                    aheadFailed = false;
                 }
             }
-        } catch (IOException e) {
-            // What was allocated stays allocated; only [start, reservedEnd) counts as reserved.
-            throw StorageErrors.io(log, dir, "cannot reserve " + (end - start) + " bytes in " + f, e);
         }
-        reservedBytes += end - start;
-        reservedEnd = end;
+        if (ahead && !aheadFailed && reservedEnd - need < chunk / 2 && aheadPending.compareAndSet(false, true)) {
+            long gen = generation;
+            long target = need + chunk;
+            try {
+                AHEAD.execute(() -> reserveAhead(gen, target));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                aheadPending.set(false);
+            }
+        }
+    }
+
+    /** Background: extends the reservation to {@code end}, unless the file changed meanwhile or it is there. */
+    private void reserveAhead(long gen, long end) {
+        try {
+            synchronized (io) {
+                long start = reservedEnd;
+                if (gen != generation || file == null || end <= start) {
+                    return;
+                }
+                try {
+                    allocate(start, end);
+                } catch (IOException | RuntimeException e) {
+                    aheadFailed = true; // the writer's inline reservation reports it, typed, before any frame byte
+                    return;
+                }
+                reservedBytes += end - start;
+                reservedEnd = end;
+            }
+        } finally {
+            aheadPending.set(false);
+        }
+    }
+
+    /** Under {@link #io}: allocates {@code [start, end)} of the current file (zeros or {@code fallocate}). */
+    private void allocate(long start, long end) throws IOException {
+        if (myMode == Mode.FALLOCATE) {
+            int rc = net.openhft.posix.PosixAPI.posix().fallocate(fd, 0, start, end - start);
+            if (rc != 0) {
+                throw new IOException("fallocate returned " + rc + " (No space left on device assumed)");
+            }
+        } else {
+            long pos = start;
+            while (pos < end) {
+                ByteBuffer z = ZEROS.duplicate();
+                z.limit((int) Math.min(z.capacity(), end - pos));
+                pos += channel.write(z, pos);
+            }
+        }
+    }
+
+    private static java.util.concurrent.ThreadPoolExecutor aheadExecutor() {
+        java.util.concurrent.ThreadPoolExecutor e = new java.util.concurrent.ThreadPoolExecutor(1, 1, 10,
+                java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "lattice-chronicle-reserve");
+                    t.setDaemon(true);
+                    return t;
+                });
+        e.allowCoreThreadTimeOut(true);
+        return e;
     }
 
     private void switchTo(File f) {
         close();
+        synchronized (io) {
+            switchLocked(f);
+        }
+    }
+
+    private void switchLocked(File f) {
         try {
             if (myMode == Mode.FALLOCATE) {
                 fd = net.openhft.posix.PosixAPI.posix().open(f.getPath(), 2 /* O_RDWR */, 0);
@@ -225,6 +307,13 @@ final class SpaceReserver implements AutoCloseable {
     /** Closes the channel on the current cycle file. Idempotent. */
     @Override
     public void close() {
+        synchronized (io) {
+            generation++;
+            closeLocked();
+        }
+    }
+
+    private void closeLocked() {
         if (channel != null) {
             try {
                 channel.close();
