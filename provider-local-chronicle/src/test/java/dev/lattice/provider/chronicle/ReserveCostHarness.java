@@ -11,8 +11,8 @@ import java.util.List;
 
 /**
  * Measures what reserving file space before mapped writes costs ({@link SpaceReserver}): single-entry commits of
- * 1,000-byte entries on one log, per reservation mode and chunk size, on a directory given as argument (a disk
- * directory and a tmpfs). Prints commits/s. Run: {@code java $FLAGS -cp $CP ...ReserveCostHarness DIR [commits]}.
+ * 1,000-byte entries on one log, per reservation mode, chunk size and whether the reservation runs ahead on the
+ * background thread or only inline, on a directory given as argument (a disk directory and a tmpfs). Prints commits/s. Run: {@code java $FLAGS -cp $CP ...ReserveCostHarness DIR [commits]}.
  */
 public final class ReserveCostHarness {
 
@@ -27,11 +27,12 @@ public final class ReserveCostHarness {
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
         int reps = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         Object[][] runs = {
-            {SpaceReserver.Mode.NONE, 0L},
-            {SpaceReserver.Mode.ZERO_WRITE, SpaceReserver.CHUNK_BYTES},
-            {SpaceReserver.Mode.FALLOCATE, SpaceReserver.CHUNK_BYTES},
-            {SpaceReserver.Mode.ZERO_WRITE, 1L << 20},
-            {SpaceReserver.Mode.ZERO_WRITE, 0L},
+            {SpaceReserver.Mode.NONE, 0L, false},
+            {SpaceReserver.Mode.ZERO_WRITE, SpaceReserver.CHUNK_BYTES, true},
+            {SpaceReserver.Mode.ZERO_WRITE, SpaceReserver.CHUNK_BYTES, false},
+            {SpaceReserver.Mode.FALLOCATE, SpaceReserver.CHUNK_BYTES, true},
+            {SpaceReserver.Mode.ZERO_WRITE, 1L << 20, false},
+            {SpaceReserver.Mode.ZERO_WRITE, 0L, false},
         };
         byte[] entry = new byte[1000];
         // The durable tail record (temp file, fsync, rename, directory fsync) that a per-commit tail would cost.
@@ -55,7 +56,8 @@ public final class ReserveCostHarness {
             for (Object[] r : runs) {
                 SpaceReserver.mode = (SpaceReserver.Mode) r[0];
                 SpaceReserver.chunkBytes = (Long) r[1];
-                Path dir = base.resolve("reserve-" + rep + "-" + r[0] + "-" + r[1]);
+                SpaceReserver.background = (Boolean) r[2];
+                Path dir = base.resolve("reserve-" + rep + "-" + r[0] + "-" + r[1] + "-" + r[2]);
                 LogId log = new LogId("cost", 0);
                 try (WalStorageProvider wal = ChronicleWalStorageProvider.open(ChronicleConfig.builder(dir).build())) {
                     Fence f = wal.claim(log);
@@ -66,11 +68,13 @@ public final class ReserveCostHarness {
                     }
                     double s = (System.nanoTime() - t0) / 1e9;
                     if (rep >= 0) { // rep -1 is the warm-up
-                        System.out.printf("rep %d mode %-10s chunk %8d: %,10.0f commits/s%n", rep, r[0], r[1], n / s);
+                        System.out.printf("rep %d mode %-10s chunk %8d %-10s: %,10.0f commits/s%n", rep, r[0], r[1],
+                                (Boolean) r[2] ? "background" : "inline", n / s);
                     }
                 }
                 TestDirs.delete(dir);
             }
         }
+        SpaceReserver.background = true;
     }
 }
