@@ -299,6 +299,11 @@ final class SpaceReserver implements AutoCloseable {
         return f.equals(file) ? channel : null;
     }
 
+    /** @return the end of the reservation in the current file (exclusive), 0 when none; for tests */
+    long reservedEnd() {
+        return reservedEnd;
+    }
+
     /** @return bytes reserved so far, for tests and measurements */
     long reservedBytes() {
         return reservedBytes;
