@@ -95,11 +95,7 @@ final class ClusterTree implements Tree {
      * @throws IllegalArgumentException if it is empty or longer than the tree's key limit
      */
     void checkKey(String key) {
-        Objects.requireNonNull(key, "key");
-        if (key.isEmpty() || key.length() > meta.maxKeyBytes()) {
-            throw new IllegalArgumentException("key must be 1.." + meta.maxKeyBytes() + " UTF-8 bytes, got "
-                    + key.length() + " characters");
-        }
+        dev.lattice.engine.KeyLimit.check(key, meta.maxKeyBytes());
     }
 
     /** @return the partition of {@code key} by the tree's stored hash */

@@ -73,11 +73,7 @@ final class FollowerTree implements Tree {
     }
 
     private void checkKey(String key) {
-        Objects.requireNonNull(key, "key");
-        if (key.isEmpty() || key.length() > ctx.config.maxKeyBytes) {
-            throw new IllegalArgumentException("key must be 1.." + ctx.config.maxKeyBytes + " UTF-8 bytes, got "
-                    + key.length() + " characters");
-        }
+        KeyLimit.check(key, ctx.config.maxKeyBytes);
     }
 
     private FollowerLog logOf(String key) {

@@ -497,8 +497,7 @@ final class TreeImpl implements PartialTree {
         }
         byte[] kb = key.getBytes(StandardCharsets.UTF_8);
         if (kb.length > maxKeyBytes) {
-            throw new IllegalArgumentException("key is " + kb.length + " UTF-8 bytes, more than the limit of "
-                    + maxKeyBytes + " bytes (LatticeConfig maxKeyBytes)");
+            throw KeyLimit.tooLong(kb.length, maxKeyBytes);
         }
         if (hasSurrogate(key) && !new String(kb, StandardCharsets.UTF_8).equals(key)) {
             throw new IllegalArgumentException("key has an unpaired surrogate character and cannot be stored as UTF-8");
@@ -696,11 +695,7 @@ final class TreeImpl implements PartialTree {
 
     @Override
     public Optional<Versioned> getVersioned(String key) {
-        Objects.requireNonNull(key, "key");
-        if (key.isEmpty() || key.length() > maxKeyBytes) {
-            throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
-                    + key.length() + " characters");
-        }
+        KeyLimit.check(key, maxKeyBytes);
         checkOpen();
         LogPipeline lp = readPipeline(key);
         if (partial) {
@@ -733,11 +728,7 @@ final class TreeImpl implements PartialTree {
         try {
             Map<String, Versioned> out = new TreeMap<>();
             for (String k : keys) {
-                Objects.requireNonNull(k, "key");
-                if (k.isEmpty() || k.length() > maxKeyBytes) {
-                    throw new IllegalArgumentException("key must be 1.." + maxKeyBytes + " UTF-8 bytes, got "
-                            + k.length() + " characters");
-                }
+                KeyLimit.check(k, maxKeyBytes);
                 LogPipeline lp = readPipeline(k);
                 if (partial) {
                     cluster.awaitResolved(lp, List.of(k), null, null, false);
