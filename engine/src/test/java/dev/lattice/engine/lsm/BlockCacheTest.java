@@ -109,4 +109,26 @@ class BlockCacheTest {
         assertThatThrownBy(() -> new BlockCache(-1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("negative");
     }
+
+    /** A miss that finds another insert under way in its shard is read but not inserted, and never waits. */
+    @Test
+    void aMissDuringAnotherInsertIntoItsShardIsNotInserted() {
+        BlockCache c = new BlockCache(1024); // one shard
+        java.util.concurrent.atomic.AtomicInteger loads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.function.LongFunction<DataBlock> loader = p -> {
+            loads.incrementAndGet();
+            return block(100);
+        };
+        c.inserting.set(0, 1); // another thread inserts into shard 0
+        assertThat(c.get(1, 0, loader)).isNotNull();
+        assertThat(c.get(1, 0, loader)).isNotNull();
+        assertThat(loads).hasValue(2); // read each time, kept by neither
+        assertThat(c.insertsSkipped()).isEqualTo(2);
+        c.inserting.set(0, 0);
+        c.get(1, 0, loader);
+        c.get(1, 0, loader);
+        assertThat(loads).hasValue(3); // inserted by the first, found by the second
+        assertThat(c.insertsSkipped()).isEqualTo(2);
+        assertThat(c.inserting.get(0)).as("the gate is released after an insert").isZero();
+    }
 }
