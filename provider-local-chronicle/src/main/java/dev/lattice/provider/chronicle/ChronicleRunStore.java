@@ -15,8 +15,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedByInterruptException;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -36,8 +34,8 @@ import java.util.zip.CRC32C;
  * The run store of the Chronicle provider (run part of the protocol, docs/providers/chronicle.md "Runs"): one file
  * per run in the log's {@code runs} directory, {@code <id>.run}, written to {@code <id>.run.<uuid>.tmp}, forced
  * under {@code fsync} durability, and renamed atomically, so a reader sees a run whole or not at all; reads are
- * positional {@link FileChannel} reads through channels kept open ({@link RunChannels}). Temporary leftovers of a failed or crashed write are listed as incomplete
- * and removed by {@link #delete} of their id.
+ * copies from memory mappings of the files kept open ({@link RunMappings}), which take no lock. Temporary leftovers
+ * of a failed or crashed write are listed as incomplete and removed by {@link #delete} of their id.
  *
  * <pre>
  * header (24 bytes): int magic "LRUN", int version 1, long length, int CRC32C of the data, int CRC32C of bytes 0..19
@@ -64,7 +62,7 @@ final class ChronicleRunStore implements RunStore {
     static final RunLimits LIMITS = new RunLimits(1L << 30, PREFERRED_READ_BYTES, 50);
     private static final int MAGIC = 0x4C52554E;
     private static final int VERSION = 1;
-    /** Reads of one call that may find their cached channel closed under them before the call fails. */
+    /** Reads of one call that may find their cached mapping released under them before the call fails. */
     private static final int MAX_READ_ATTEMPTS = 4;
 
     /** Runs a call on a log under its lock (the provider's {@code withLog}). */
@@ -82,7 +80,7 @@ final class ChronicleRunStore implements RunStore {
     private final BooleanSupplier closed;
     private final Path logsDir;
     private final boolean fsync;
-    private final RunChannels channels = new RunChannels(f -> runFile(f.log(), f.id()));
+    private final RunMappings mappings = new RunMappings(f -> runFile(f.log(), f.id()));
     /** Test hook called with k after chunk k of a run was written to its temporary file; null in production. */
     volatile IntConsumer afterChunkWritten;
 
@@ -238,49 +236,47 @@ final class ChronicleRunStore implements RunStore {
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
         SpiChecks.runRead(log, id, position, dst, off, len);
         SpiChecks.open(closed.getAsBoolean(), ChronicleWalStorageProvider.NAME);
-        RunChannels.RunFile file = new RunChannels.RunFile(log, id);
+        RunMappings.RunFile file = new RunMappings.RunFile(log, id);
         for (int attempt = 1; ; attempt++) {
-            RunChannels.Open o;
+            RunMappings.Mapped m;
             try {
-                o = channels.get(file);
+                m = mappings.get(file);
             } catch (NoSuchFileException e) {
                 throw new RunNotFoundException(log, id);
             } catch (IOException e) {
                 throw new WalStorageException(log, "cannot open run file " + runFile(log, id), e);
             }
-            try {
-                return readAt(o, position, dst, off, len);
-            } catch (ClosedByInterruptException e) {
-                channels.forget(file, o);
-                throw new WalStorageException(log, "reading run file " + runFile(log, id) + " was interrupted", e);
-            } catch (ClosedChannelException e) {
-                // closed under this read: evicted, its run deleted, or another reader was interrupted; ask again
-                channels.forget(file, o);
-                if (attempt == MAX_READ_ATTEMPTS) {
-                    throw new WalStorageException(log, "run file " + runFile(log, id) + " was closed under " + attempt
-                            + " reads in a row", e);
+            if (m.acquire()) {
+                try {
+                    return readAt(m, position, dst, off, len);
+                } catch (InternalError e) {
+                    // the JDK's answer to a fault in a mapped read (SIGBUS: the file shrank under its mapping)
+                    throw new WalStorageException(log, "cannot read run file " + runFile(log, id)
+                            + ": its mapping faulted (was the file truncated?)", e);
+                } finally {
+                    m.release();
                 }
-            } catch (IOException e) {
-                throw new WalStorageException(log, "cannot read run file " + runFile(log, id), e);
+            }
+            // released under this read (evicted, or its run deleted): ask again
+            mappings.forget(file, m);
+            if (attempt == MAX_READ_ATTEMPTS) {
+                throw new WalStorageException(log, "the mapping of run file " + runFile(log, id) + " was released under "
+                        + attempt + " reads in a row");
             }
         }
     }
 
-    private static int readAt(RunChannels.Open o, long position, byte[] dst, int off, int len) throws IOException {
-        long length = o.fileBytes() - HEADER_BYTES;
+    private static int readAt(RunMappings.Mapped m, long position, byte[] dst, int off, int len) {
+        long length = m.fileBytes() - HEADER_BYTES;
         if (len == 0) {
             return 0;
         }
         if (position >= length) {
             return -1;
         }
-        ByteBuffer b = ByteBuffer.wrap(dst, off, (int) Math.min(len, length - position));
-        while (b.hasRemaining()) {
-            if (o.channel().read(b, HEADER_BYTES + position + (b.position() - off)) < 0) {
-                break;
-            }
-        }
-        return b.position() - off;
+        int n = (int) Math.min(len, length - position);
+        m.copy(HEADER_BYTES + position, dst, off, n);
+        return n;
     }
 
     @Override
@@ -294,7 +290,7 @@ final class ChronicleRunStore implements RunStore {
             }
             try {
                 boolean deleted = Files.deleteIfExists(dir.resolve(id.value() + SUFFIX));
-                channels.close(new RunChannels.RunFile(log, id));
+                mappings.close(new RunMappings.RunFile(log, id));
                 // leftovers of failed or crashed writes of this id (list reports them as incomplete)
                 try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir,
                         p -> p.getFileName().toString().startsWith(id.value() + SUFFIX + ".")
@@ -353,17 +349,17 @@ final class ChronicleRunStore implements RunStore {
     }
 
     /**
-     * Closes the open read channels of a log's runs (the log was dropped).
+     * Releases the mappings of a log's runs (the log was dropped).
      *
      * @param log the log
      */
     void forgetLog(LogId log) {
-        channels.closeLog(log);
+        mappings.closeLog(log);
     }
 
-    /** Closes every open read channel (the provider is closing). Reads after it open their files again. */
-    void closeChannels() {
-        channels.close();
+    /** Releases every mapping (the provider is closing). Reads after it map their files again. */
+    void closeMappings() {
+        mappings.close();
     }
 
     @Override

@@ -476,7 +476,7 @@ public final class ChronicleWalStorageProvider implements WalStorageProvider, Ch
                 s.lock.unlock();
             }
         }
-        runFiles.closeChannels();
+        runFiles.closeMappings();
         // Chronicle unmaps and closes files on a background thread; wait for it so close() really releases them.
         BackgroundResourceReleaser.releasePendingResources();
         if (rootLock != null) {

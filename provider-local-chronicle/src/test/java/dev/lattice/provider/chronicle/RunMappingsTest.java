@@ -27,12 +27,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The read channels the run store keeps open ({@link RunChannels}) on the real file system: a deleted or dropped
- * run's file is closed at once (no descriptor left on it, checked in {@code /proc/self/fd}) and never read again;
- * reads stay byte-exact while channels are evicted (more runs than {@link RunChannels#MAX_OPEN}) and closed under
- * them.
+ * The mappings the run store keeps of run files ({@link RunMappings}) on the real file system: a deleted or dropped
+ * run's file is unmapped at once (no mapping left on it, checked in {@code /proc/self/maps}, and no descriptor, in
+ * {@code /proc/self/fd}) and never read again; reads stay byte-exact while mappings are evicted (more runs than
+ * {@link RunMappings#MAX_OPEN}) and released under them.
  */
-class RunChannelsTest {
+class RunMappingsTest {
 
     private static final LogId LOG = new LogId("runchannels", 2);
     private final Path dir = TestDirs.create("chronicle-run-channels");
@@ -70,13 +70,29 @@ class RunChannelsTest {
         return n;
     }
 
+    /** @return distinct files under {@code d} that this process has mapped */
+    private static long mappedFilesUnder(Path d) throws IOException {
+        String real = d.toRealPath().toString() + "/";
+        return Files.readAllLines(Path.of("/proc/self/maps")).stream()
+                .map(line -> line.indexOf('/') < 0 ? "" : line.substring(line.indexOf('/')))
+                .map(file -> file.endsWith(" (deleted)") ? file.substring(0, file.length() - 10) : file)
+                .filter(file -> file.startsWith(real))
+                .distinct()
+                .count();
+    }
+
+    /** @return mapped files plus open descriptors under {@code d} */
+    private static long heldUnder(Path d) throws IOException {
+        return mappedFilesUnder(d) + descriptorsUnder(d);
+    }
+
     private Path runsDir() {
         return dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG))
                 .resolve(ChronicleRunStore.RUNS_DIR);
     }
 
     @Test
-    void aDeletedRunsChannelIsClosedAndTheRunIsNotReadAgain() throws IOException {
+    void aDeletedRunsMappingIsReleasedAndTheRunIsNotReadAgain() throws IOException {
         try (WalStorageProvider p = open()) {
             Fence f = p.claim(LOG);
             byte[] data = bytes(200_000, 1);
@@ -85,10 +101,12 @@ class RunChannelsTest {
             byte[] got = new byte[1000];
             assertThat(p.runs().read(LOG, id, 5000, got, 0, got.length)).isEqualTo(1000);
             assertThat(got).isEqualTo(Arrays.copyOfRange(data, 5000, 6000));
-            assertThat(descriptorsUnder(runsDir())).as("the channel kept open after a read").isEqualTo(1);
+            assertThat(mappedFilesUnder(runsDir())).as("the mapping kept after a read").isEqualTo(1);
+            assertThat(descriptorsUnder(runsDir())).as("descriptors kept beside the mapping").isZero();
 
             p.runs().delete(LOG, f, id);
-            assertThat(descriptorsUnder(runsDir())).as("descriptors on the runs directory after the delete").isZero();
+            assertThat(heldUnder(runsDir())).as("mappings and descriptors on the runs directory after the delete")
+                    .isZero();
             assertThatThrownBy(() -> p.runs().read(LOG, id, 0, got, 0, 10)).isInstanceOf(RunNotFoundException.class);
 
             p.runs().write(LOG, f, id, new ByteArrayInputStream(data), data.length);
@@ -98,7 +116,33 @@ class RunChannelsTest {
     }
 
     @Test
-    void droppingTheLogAndClosingTheProviderCloseItsChannels() throws IOException {
+    void aMappingReleasedDuringAReadIsUnmappedWhenTheReadEnds() throws IOException {
+        assertThat(Unmapper.AVAILABLE).as("invokeCleaner found on this JDK").isTrue();
+        Files.createDirectories(runsDir());
+        Path file = runsDir().resolve("direct.run");
+        byte[] data = bytes(3 * 4096 + 7, 5);
+        Files.write(file, data);
+        RunMappings mappings = new RunMappings(f -> file);
+        RunMappings.RunFile name = new RunMappings.RunFile(LOG, new RunId("direct"));
+        RunMappings.Mapped m = mappings.get(name);
+        assertThat(m.fileBytes()).isEqualTo(data.length);
+        assertThat(m.acquire()).isTrue();
+        mappings.close(name); // released while the read is in progress
+        assertThat(m.released()).isTrue();
+        assertThat(m.acquire()).as("a released mapping admits no new read").isFalse();
+        assertThat(mappedFilesUnder(runsDir())).as("still mapped for the read in progress").isEqualTo(1);
+        byte[] got = new byte[100];
+        m.copy(data.length - 100, got, 0, 100);
+        assertThat(got).isEqualTo(Arrays.copyOfRange(data, data.length - 100, data.length));
+        m.release();
+        assertThat(mappedFilesUnder(runsDir())).as("unmapped when the last read ended").isZero();
+        assertThat(mappings.get(name)).as("a later read maps the file again").isNotSameAs(m);
+        mappings.close();
+        assertThat(mappedFilesUnder(runsDir())).isZero();
+    }
+
+    @Test
+    void droppingTheLogAndClosingTheProviderReleaseItsMappings() throws IOException {
         Path logDir = dir.resolve(ChronicleWalStorageProvider.LOGS_DIR).resolve(LogStore.dirName(LOG));
         try (WalStorageProvider p = open()) {
             Fence f = p.claim(LOG);
@@ -107,21 +151,22 @@ class RunChannelsTest {
                 p.runs().write(LOG, f, new RunId("d" + i), new ByteArrayInputStream(data), data.length);
                 p.runs().read(LOG, new RunId("d" + i), 0, new byte[10], 0, 10);
             }
-            assertThat(descriptorsUnder(runsDir())).isEqualTo(3);
+            assertThat(mappedFilesUnder(runsDir())).isEqualTo(3);
             p.drop(LOG, f);
             assertThat(Files.exists(logDir)).isFalse();
             Fence f2 = p.claim(LOG);
             byte[] data = bytes(10_000, 9);
             p.runs().write(LOG, f2, new RunId("after"), new ByteArrayInputStream(data), data.length);
             p.runs().read(LOG, new RunId("after"), 0, new byte[10], 0, 10);
-            assertThat(descriptorsUnder(runsDir())).isEqualTo(1);
+            assertThat(heldUnder(runsDir())).as("only the new log's run is held after the drop").isEqualTo(1);
         }
+        assertThat(mappedFilesUnder(dir)).as("mappings under the provider's directory after close").isZero();
         assertThat(descriptorsUnder(dir)).as("descriptors under the provider's directory after close").isZero();
     }
 
     @Test
-    void readsStayByteExactWhileChannelsAreEvictedAndClosedUnderThem() throws Exception {
-        int runs = RunChannels.MAX_OPEN + 88;
+    void readsStayByteExactWhileMappingsAreEvictedAndReleasedUnderThem() throws Exception {
+        int runs = RunMappings.MAX_OPEN + 88;
         int size = 8192;
         try (WalStorageProvider p = open()) {
             Fence f = p.claim(LOG);
@@ -157,7 +202,7 @@ class RunChannelsTest {
                 Future<Integer> closer = pool.submit(() -> {
                     int closes = 0;
                     while (!stop.get()) {
-                        store.closeChannels();
+                        store.closeMappings();
                         closes++;
                         Thread.sleep(1);
                     }
@@ -172,8 +217,9 @@ class RunChannelsTest {
                 stop.set(true);
                 pool.shutdownNow();
             }
-            assertThat(descriptorsUnder(runsDir())).as("open channels are bounded")
-                    .isLessThanOrEqualTo(RunChannels.MAX_OPEN);
+            assertThat(mappedFilesUnder(runsDir())).as("mappings are bounded")
+                    .isLessThanOrEqualTo(RunMappings.MAX_OPEN);
+            assertThat(descriptorsUnder(runsDir())).as("no descriptor is kept beside a mapping").isZero();
         }
     }
 }
