@@ -62,8 +62,6 @@ final class ChronicleRunStore implements RunStore {
     static final RunLimits LIMITS = new RunLimits(1L << 30, PREFERRED_READ_BYTES, 50);
     private static final int MAGIC = 0x4C52554E;
     private static final int VERSION = 1;
-    /** Reads of one call that may find their cached mapping released under them before the call fails. */
-    private static final int MAX_READ_ATTEMPTS = 4;
 
     /** Runs a call on a log under its lock (the provider's {@code withLog}). */
     interface LogCalls {
@@ -236,33 +234,23 @@ final class ChronicleRunStore implements RunStore {
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
         SpiChecks.runRead(log, id, position, dst, off, len);
         SpiChecks.open(closed.getAsBoolean(), ChronicleWalStorageProvider.NAME);
-        RunMappings.RunFile file = new RunMappings.RunFile(log, id);
-        for (int attempt = 1; ; attempt++) {
-            RunMappings.Mapped m;
-            try {
-                m = mappings.get(file);
-            } catch (NoSuchFileException e) {
-                throw new RunNotFoundException(log, id);
-            } catch (IOException e) {
-                throw new WalStorageException(log, "cannot open run file " + runFile(log, id), e);
-            }
-            if (m.acquire()) {
-                try {
-                    return readAt(m, position, dst, off, len);
-                } catch (InternalError e) {
-                    // the JDK's answer to a fault in a mapped read (SIGBUS: the file shrank under its mapping)
-                    throw new WalStorageException(log, "cannot read run file " + runFile(log, id)
-                            + ": its mapping faulted (was the file truncated?)", e);
-                } finally {
-                    m.release();
-                }
-            }
-            // released under this read (evicted, or its run deleted): ask again
-            mappings.forget(file, m);
-            if (attempt == MAX_READ_ATTEMPTS) {
-                throw new WalStorageException(log, "the mapping of run file " + runFile(log, id) + " was released under "
-                        + attempt + " reads in a row");
-            }
+        RunMappings.Mapped m;
+        try {
+            m = mappings.acquire(new RunMappings.RunFile(log, id));
+        } catch (NoSuchFileException e) {
+            throw new RunNotFoundException(log, id);
+        } catch (IOException e) {
+            throw new WalStorageException(log, "cannot open run file " + runFile(log, id), e);
+        }
+        try {
+            return readAt(m, position, dst, off, len);
+        } catch (InternalError e) {
+            // the JDK's answer to a fault in a mapped read (SIGBUS: the file shrank under its mapping); in compiled
+            // code it may surface after the read instead (docs/providers/chronicle.md "Runs")
+            throw new WalStorageException(log, "cannot read run file " + runFile(log, id)
+                    + ": its mapping faulted (was the file truncated?)", e);
+        } finally {
+            m.release();
         }
     }
 

@@ -28,8 +28,7 @@ import java.util.function.Function;
  * <p>Bounded in count ({@link #MAX_OPEN} mappings) and released after {@link #IDLE} without a read, so a deleted
  * run's disk space is given back soon even when another process (a read-only follower) deleted it; a mapping is
  * released at once when this process deletes its run or drops its log. A released mapping is unmapped when its last
- * reader ends ({@link Mapped#acquire}/{@link Mapped#release} count them), never under a reader; a reader that finds
- * its mapping released asks again.
+ * reader ends ({@link Mapped#acquire}/{@link Mapped#release} count them), never under a reader.
  *
  * <p>Thread-safe.
  */
@@ -175,46 +174,55 @@ final class RunMappings implements AutoCloseable {
     }
 
     /**
-     * The mapping of a run file, mapping it on first use. The caller reads it between {@link Mapped#acquire} and
-     * {@link Mapped#release}, and asks again when the acquire fails.
+     * Acquires the mapping of a run file for one read, mapping the file on first use. The caller reads it and then
+     * calls {@link Mapped#release} exactly once. A mapping this call creates is acquired before it is cached, so an
+     * eviction racing the miss cannot take it from under the read; a cached mapping found released is forgotten and
+     * the file asked for again, so the loop ends at the latest when this thread maps the file itself.
      *
      * @param file the run file
-     * @return its mapping and size
+     * @return its mapping, acquired
      * @throws IOException if it cannot be opened or mapped ({@link java.nio.file.NoSuchFileException} when it does
      *                     not exist)
      */
-    Mapped get(RunFile file) throws IOException {
-        Mapped m = open.policy().getIfPresentQuietly(file); // a map read: no recency or expiry bookkeeping
-        if (m != null) {
-            long now = System.nanoTime();
-            if (now - m.touched > TOUCH_NANOS) { // at most once a second, far inside IDLE
-                m.touched = now;
-                open.getIfPresent(file);
-            }
-            return m;
-        }
-        try {
-            return open.get(file, f -> {
-                try (FileChannel ch = FileChannel.open(paths.apply(f), StandardOpenOption.READ)) {
-                    long size = ch.size();
-                    return new Mapped(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), size);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
+    Mapped acquire(RunFile file) throws IOException {
+        for (;;) {
+            Mapped m = open.policy().getIfPresentQuietly(file); // a map read: no recency or expiry bookkeeping
+            if (m != null) {
+                long now = System.nanoTime();
+                if (now - m.touched > TOUCH_NANOS) { // at most once a second, far inside IDLE
+                    m.touched = now;
+                    open.getIfPresent(file);
                 }
-            });
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
+            } else {
+                Mapped[] created = new Mapped[1];
+                try {
+                    m = open.get(file, f -> created[0] = map(f));
+                } catch (UncheckedIOException e) {
+                    throw e.getCause();
+                }
+                // Caffeine evicts when its maintenance wins a try-lock, so concurrent misses can leave it over the
+                // bound; a miss (already an open and a map) waits for the eviction, so MAX_OPEN holds once it ends.
+                open.cleanUp();
+                if (m == created[0]) {
+                    return m;
+                }
+            }
+            if (m.acquire()) {
+                return m;
+            }
+            open.asMap().remove(file, m); // released (evicted, or its run deleted) since it was found
         }
     }
 
-    /**
-     * Forgets a mapping that was found released (evicted meanwhile), if it is still the one cached.
-     *
-     * @param file the run file
-     * @param stale the mapping found released
-     */
-    void forget(RunFile file, Mapped stale) {
-        open.asMap().remove(file, stale);
+    private Mapped map(RunFile f) {
+        try (FileChannel ch = FileChannel.open(paths.apply(f), StandardOpenOption.READ)) {
+            long size = ch.size();
+            Mapped m = new Mapped(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), size);
+            m.acquire(); // for the read that maps it
+            return m;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**

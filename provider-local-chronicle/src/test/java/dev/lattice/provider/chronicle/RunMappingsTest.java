@@ -124,9 +124,8 @@ class RunMappingsTest {
         Files.write(file, data);
         RunMappings mappings = new RunMappings(f -> file);
         RunMappings.RunFile name = new RunMappings.RunFile(LOG, new RunId("direct"));
-        RunMappings.Mapped m = mappings.get(name);
+        RunMappings.Mapped m = mappings.acquire(name);
         assertThat(m.fileBytes()).isEqualTo(data.length);
-        assertThat(m.acquire()).isTrue();
         mappings.close(name); // released while the read is in progress
         assertThat(m.released()).isTrue();
         assertThat(m.acquire()).as("a released mapping admits no new read").isFalse();
@@ -136,7 +135,9 @@ class RunMappingsTest {
         assertThat(got).isEqualTo(Arrays.copyOfRange(data, data.length - 100, data.length));
         m.release();
         assertThat(mappedFilesUnder(runsDir())).as("unmapped when the last read ended").isZero();
-        assertThat(mappings.get(name)).as("a later read maps the file again").isNotSameAs(m);
+        RunMappings.Mapped again = mappings.acquire(name);
+        assertThat(again).as("a later read maps the file again").isNotSameAs(m);
+        again.release();
         mappings.close();
         assertThat(mappedFilesUnder(runsDir())).isZero();
     }
