@@ -28,7 +28,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -242,12 +241,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
                 return;
             }
             l.trimWatermark = throughInclusive;
-            Iterator<Map.Entry<Long, byte[]>> it = l.entries.headMap(throughInclusive, true).entrySet().iterator();
-            while (it.hasNext()) {
-                l.retainedBytes -= it.next().getValue().length;
-                it.remove();
-            }
-            l.committedBatches.headMap(throughInclusive, true).clear();
+            l.trimThrough(throughInclusive);
             l.staged.dropStartingThrough(throughInclusive);
             if (throughInclusive > l.tail) {
                 l.tail = throughInclusive;
