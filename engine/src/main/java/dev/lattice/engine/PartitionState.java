@@ -246,14 +246,15 @@ final class PartitionState {
         return o;
     }
 
-    /** @return the number of visible keys (walks the map only while atomic writes or layers below need it) */
+    /**
+     * @return the number of visible keys. Without layers, range deletes or expiring values this walks the memtable
+     *     alone, skipping tombstones: a memtable keeps the tombstones written while a layer was below it even after
+     *     that layer is gone (a flush that wrote no run), so its size is not its count
+     */
     long count() {
         List<MemRange> rs = ranges.list; // in the order of at(): a freeze publishes layers, list, map
         ConcurrentSkipListMap<String, Object> m = map;
         if (layers.isEmpty() && rs.isEmpty() && !expiringSeen) {
-            if (chained.isEmpty()) {
-                return m.size();
-            }
             long n = 0;
             for (Object o : m.values()) {
                 if (latest(o) != null) {
