@@ -247,26 +247,17 @@ final class PartitionState {
     }
 
     /**
-     * @return the number of visible keys. Without layers, range deletes or expiring values this walks the memtable
-     *     alone, skipping tombstones: a memtable keeps the tombstones written while a layer was below it even after
-     *     that layer is gone (a flush that wrote no run), so its size is not its count
+     * @return the number of visible keys: the entries of a newest scan, skipping the tombstones it hands out raw
+     *     while no layer is below the memtable (a memtable keeps the tombstones written while a layer was below it,
+     *     even after that layer is gone, and a flush may remove the last layer while a count runs)
      */
     long count() {
-        List<MemRange> rs = ranges.list; // in the order of at(): a freeze publishes layers, list, map
-        ConcurrentSkipListMap<String, Object> m = map;
-        if (layers.isEmpty() && rs.isEmpty() && !expiringSeen) {
-            long n = 0;
-            for (Object o : m.values()) {
-                if (latest(o) != null) {
-                    n++;
-                }
-            }
-            return n;
-        }
         long n = 0;
         for (java.util.Iterator<Map.Entry<String, Object>> it = scan(null, null, false, Long.MAX_VALUE);
-             it.hasNext(); it.next()) {
-            n++;
+             it.hasNext(); ) {
+            if (latest(it.next().getValue()) != null) {
+                n++;
+            }
         }
         return n;
     }
