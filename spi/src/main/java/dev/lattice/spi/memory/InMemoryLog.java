@@ -5,7 +5,9 @@ import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.support.StagedBatchTable;
 
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /** One log's data in an {@link InMemoryStorage}. Guarded by its own monitor. */
 final class InMemoryLog {
@@ -21,46 +23,62 @@ final class InMemoryLog {
     long droppedAtEpoch;
     long tail = -1;
     long trimWatermark = -1;
+    /** Bytes and count of the entries above {@link #trimWatermark}; read and written under the log's monitor. */
     long retainedBytes;
-    /** Replaced (not cleared) by {@link #trimThrough} when most of it is trimmed; read it under the log's monitor. */
-    TreeMap<Long, byte[]> entries = new TreeMap<>();
-    /** Replaced like {@link #entries}. */
-    TreeMap<Long, CommittedBatch> committedBatches = new TreeMap<>();
+    long retainedEntries;
+    /**
+     * Committed entries by offset. Concurrent, so that a trim removes the trimmed head outside the log's monitor:
+     * readers skip everything at or below {@link #trimWatermark}, which the trim raises first under the monitor.
+     */
+    final ConcurrentSkipListMap<Long, byte[]> entries = new ConcurrentSkipListMap<>();
+    /** Committed batches by first offset, trimmed like {@link #entries}; those at or below the watermark are gone. */
+    final ConcurrentSkipListMap<Long, CommittedBatch> committedBatches = new ConcurrentSkipListMap<>();
     final StagedBatchTable<List<byte[]>> staged = new StagedBatchTable<>();
-    final TreeMap<String, byte[]> runs = new TreeMap<>();
+    /** Runs by id, each with the {@link dev.lattice.spi.RunInfo} computed once when it was written. */
+    final TreeMap<String, InMemoryRunStore.StoredRun> runs = new TreeMap<>();
     final TreeMap<Long, Checkpoint> checkpoints = new TreeMap<>();
 
+    /** Entries removed per visit of the monitor while a trim gives back their bytes. */
+    private static final int TRIM_ACCOUNT_EVERY = 4096;
+
     /**
-     * Drops the entries and committed batches at offsets up to {@code through} (inclusive), in time proportional to
-     * the smaller of the part dropped and the part kept: a trim after a flush drops a whole memtable's log (hundreds
-     * of thousands of entries) while writers wait for this log's monitor, so the few entries after it are copied into
-     * new maps instead of the many before it being removed one by one. Caller holds the monitor.
+     * Removes the entries and committed batches at offsets up to {@code through} (inclusive), which a trim has already
+     * hidden by raising {@link #trimWatermark} under the monitor. Called <em>without</em> the monitor: a trim after a
+     * flush drops a whole memtable's log (hundreds of thousands of entries), and writers need the monitor for every
+     * stage and commit, so it is taken only briefly, every {@value #TRIM_ACCOUNT_EVERY} entries, to give back their
+     * bytes. Safe against concurrent trims and commits (each removed entry is accounted by the thread that removed it).
      */
-    void trimThrough(long through) {
-        if (entries.isEmpty()) {
-            committedBatches.headMap(through, true).clear();
-            return;
-        }
-        long dropped = through - entries.firstKey() + 1;
-        long kept = entries.lastKey() - through;
-        if (kept < dropped) {
-            TreeMap<Long, byte[]> tailEntries = new TreeMap<>(entries.tailMap(through, false));
-            long bytes = 0;
-            for (byte[] e : tailEntries.values()) {
-                bytes += e.length;
+    void removeTrimmed(long through) {
+        long bytes = 0;
+        long count = 0;
+        Map.Entry<Long, byte[]> e;
+        while ((e = entries.firstEntry()) != null && e.getKey() <= through) {
+            if (entries.remove(e.getKey(), e.getValue())) {
+                bytes += e.getValue().length;
+                if (++count == TRIM_ACCOUNT_EVERY) {
+                    account(bytes, count);
+                    bytes = 0;
+                    count = 0;
+                }
             }
-            entries = tailEntries;
-            retainedBytes = bytes;
-            committedBatches = new TreeMap<>(committedBatches.tailMap(through, false));
-        } else {
-            java.util.Iterator<java.util.Map.Entry<Long, byte[]>> it =
-                    entries.headMap(through, true).entrySet().iterator();
-            while (it.hasNext()) {
-                retainedBytes -= it.next().getValue().length;
-                it.remove();
-            }
-            committedBatches.headMap(through, true).clear();
         }
+        account(bytes, count);
+        committedBatches.headMap(through, true).clear();
+    }
+
+    private void account(long bytes, long count) {
+        if (count > 0) {
+            synchronized (this) {
+                retainedBytes = Math.max(0, retainedBytes - bytes); // a drop meanwhile already zeroed them
+                retainedEntries = Math.max(0, retainedEntries - count);
+            }
+        }
+    }
+
+    /** @return the lowest retained offset, or {@code tail + 1} when none is; caller holds the monitor */
+    long lowestRetained() {
+        Long k = trimWatermark == Long.MAX_VALUE ? null : entries.ceilingKey(trimWatermark + 1);
+        return k == null ? tail + 1 : k;
     }
 
     /** Forgets everything of the log but its epoch, which later claims continue above. */
@@ -69,6 +87,7 @@ final class InMemoryLog {
         tail = -1;
         trimWatermark = -1;
         retainedBytes = 0;
+        retainedEntries = 0;
         entries.clear();
         committedBatches.clear();
         staged.clear();

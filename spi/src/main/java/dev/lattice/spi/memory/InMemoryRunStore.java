@@ -14,7 +14,6 @@ import dev.lattice.spi.support.SpiChecks;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 import java.util.zip.CRC32C;
 
@@ -43,15 +42,15 @@ final class InMemoryRunStore implements RunStore {
         RunInfo info = info(id, bytes);
         synchronized (l) {
             checkFence(log, l, fence);
-            byte[] existing = l.runs.get(id.value());
+            StoredRun existing = l.runs.get(id.value());
             if (existing != null) {
-                RunInfo found = info(id, existing);
+                RunInfo found = existing.info();
                 if (found.lengthBytes() != length || found.crc32c() != info.crc32c()) {
                     throw new RunConflictException(log, id, found, length);
                 }
                 return found;
             }
-            l.runs.put(id.value(), bytes);
+            l.runs.put(id.value(), new StoredRun(bytes, info));
         }
         return info;
     }
@@ -60,13 +59,14 @@ final class InMemoryRunStore implements RunStore {
     public int read(LogId log, RunId id, long position, byte[] dst, int off, int len) {
         SpiChecks.runRead(log, id, position, dst, off, len);
         InMemoryLog l = logs.apply(log);
-        byte[] run;
+        StoredRun stored;
         synchronized (l) {
-            run = l.runs.get(id.value());
+            stored = l.runs.get(id.value());
         }
-        if (run == null) {
+        if (stored == null) {
             throw new RunNotFoundException(log, id);
         }
+        byte[] run = stored.bytes();
         if (len == 0) {
             return 0;
         }
@@ -93,8 +93,8 @@ final class InMemoryRunStore implements RunStore {
         InMemoryLog l = logs.apply(log);
         List<RunInfo> out = new ArrayList<>();
         synchronized (l) {
-            for (Map.Entry<String, byte[]> e : l.runs.entrySet()) {
-                out.add(info(new RunId(e.getKey()), e.getValue()));
+            for (StoredRun r : l.runs.values()) {
+                out.add(r.info());
             }
         }
         return out;
@@ -111,6 +111,13 @@ final class InMemoryRunStore implements RunStore {
                 throw new FencedException(log, fence.epoch(), l.epoch);
             }
         }
+    }
+
+    /**
+     * A written run: its bytes and its info, computed once at write so that {@code list} (called beside every flush)
+     * never checksums runs under the log's monitor, which writers need for every stage and commit.
+     */
+    record StoredRun(byte[] bytes, RunInfo info) {
     }
 
     private static RunInfo info(RunId id, byte[] bytes) {

@@ -134,7 +134,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             checkEpoch(log, l, fence);
             // asked only for a batch at or below the tail: no lambda per stage otherwise
             BooleanSupplier committedSame = first > l.tail ? NEVER : () -> {
-                InMemoryLog.CommittedBatch cb = l.committedBatches.get(first);
+                InMemoryLog.CommittedBatch cb = first <= l.trimWatermark ? null : l.committedBatches.get(first);
                 return cb != null && cb.last() == last && cb.id().equals(batch.batchId());
             };
             l.staged.stage(log, fence, batch, l.tail, committedSame, InMemoryWalStorageProvider::copies);
@@ -177,6 +177,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
                     l.entries.put(off++, p);
                     l.retainedBytes += p.length;
                 }
+                l.retainedEntries += payload.size();
                 l.committedBatches.put(s.firstOffset(), new InMemoryLog.CommittedBatch(s.firstOffset(), s.lastOffset(),
                         s.batchId()));
             }
@@ -222,12 +223,12 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
     public LogState state(LogId log) {
         InMemoryLog l = log(log);
         synchronized (l) {
-            long lowest = l.entries.isEmpty() ? l.tail + 1 : l.entries.firstKey();
-            long physical = l.retainedBytes + ENTRY_OVERHEAD_BYTES * l.entries.size();
+            long lowest = l.lowestRetained();
+            long physical = l.retainedBytes + ENTRY_OVERHEAD_BYTES * l.retainedEntries;
             for (InMemoryLog.Checkpoint c : l.checkpoints.values()) {
                 physical += c.data().length;
             }
-            return new LogState(lowest, l.tail, l.trimWatermark, l.epoch, l.entries.size(), l.retainedBytes, physical);
+            return new LogState(lowest, l.tail, l.trimWatermark, l.epoch, l.retainedEntries, l.retainedBytes, physical);
         }
     }
 
@@ -240,13 +241,13 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             if (throughInclusive <= l.trimWatermark) {
                 return;
             }
-            l.trimWatermark = throughInclusive;
-            l.trimThrough(throughInclusive);
+            l.trimWatermark = throughInclusive; // hides the head from readers: it is removed below, off the monitor
             l.staged.dropStartingThrough(throughInclusive);
             if (throughInclusive > l.tail) {
                 l.tail = throughInclusive;
             }
         }
+        l.removeTrimmed(throughInclusive);
     }
 
     @Override
