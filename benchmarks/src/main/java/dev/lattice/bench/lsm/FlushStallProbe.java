@@ -56,10 +56,16 @@ public final class FlushStallProbe {
             new SplittableRandom(42).nextBytes(value);
             Monitor monitor = new Monitor(registry, windows);
             monitor.start();
+            StallSampler sampler = new StallSampler(Thread.currentThread());
+            if (Boolean.getBoolean("lattice.bench.stalls")) {
+                sampler.start(); // its stack samples are safepoints of their own: leave it off when timing
+            }
             for (int i = 0; i < puts; i++) {
                 String key = String.format(Locale.ROOT, "key%010d", i);
                 long t0 = System.nanoTime();
+                sampler.putStartedNanos = t0;
                 tree.put(key, value);
+                sampler.putStartedNanos = 0;
                 long t1 = System.nanoTime();
                 startNanos[i] = t0;
                 tookNanos[i] = t1 - t0;
@@ -67,6 +73,13 @@ public final class FlushStallProbe {
             Thread.sleep(2000); // let a flush started by the last puts finish, so its window is known
             monitor.stop = true;
             monitor.join();
+            System.out.printf(Locale.ROOT, "longest wake-up of an idle thread parked 0.2 ms (process hiccups): %.1f ms%n",
+                    monitor.longestWakeNanos / 1e6);
+            if (sampler.isAlive()) {
+                sampler.stop = true;
+                sampler.join();
+                sampler.print();
+            }
             System.out.printf(Locale.ROOT, "%s: %d puts of %d B, memtable flushed at %d MiB, %d flushes seen%n",
                     provider, puts, valueBytes, mb, windows.size());
         } finally {
@@ -119,11 +132,58 @@ public final class FlushStallProbe {
         return what.startsWith("puts outside") ? p99 : max;
     }
 
+    /**
+     * Samples the writer's stack every 0.5 ms while one put has run longer than {@value #SLOW_PUT_MS} ms, and prints
+     * the most frequent top frames of those samples: where the long puts wait.
+     */
+    private static final class StallSampler extends Thread {
+        private static final long SLOW_PUT_MS = 5;
+        private final Thread writer;
+        private final java.util.Map<String, Integer> stacks = new java.util.HashMap<>();
+        private int samples;
+        volatile long putStartedNanos;
+        volatile boolean stop;
+
+        StallSampler(Thread writer) {
+            super("flush-stall-sampler");
+            setDaemon(true);
+            this.writer = writer;
+        }
+
+        @Override
+        public void run() {
+            while (!stop) {
+                long started = putStartedNanos;
+                if (started != 0 && System.nanoTime() - started > SLOW_PUT_MS * 1_000_000) {
+                    StackTraceElement[] st = writer.getStackTrace();
+                    if (putStartedNanos == started) {
+                        StringBuilder b = new StringBuilder();
+                        for (int i = 0; i < Math.min(8, st.length); i++) {
+                            b.append(i == 0 ? "" : " < ").append(st[i].getClassName().replaceAll(".*\\.", ""))
+                                    .append('.').append(st[i].getMethodName()).append(':').append(st[i].getLineNumber());
+                        }
+                        stacks.merge(b.toString(), 1, Integer::sum);
+                        samples++;
+                    }
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+        }
+
+        void print() {
+            System.out.printf(Locale.ROOT, "writer samples inside puts longer than %d ms: %d%n", SLOW_PUT_MS, samples);
+            stacks.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(8)
+                    .forEach(e -> System.out.printf(Locale.ROOT, "  %5d %s%n", e.getValue(), e.getKey()));
+        }
+    }
+
     /** Polls the flush timer; a change of its count ends a window that began its duration earlier. */
     private static final class Monitor extends Thread {
         private final SimpleMeterRegistry registry;
         private final List<long[]> windows;
         volatile boolean stop;
+        /** The longest this thread, which does nothing on the write path, took to wake from a 0.2 ms park. */
+        volatile long longestWakeNanos;
 
         Monitor(SimpleMeterRegistry registry, List<long[]> windows) {
             super("flush-stall-monitor");
@@ -147,7 +207,9 @@ public final class FlushStallProbe {
                     count = t.count();
                     total = totalNow;
                 }
+                long parked = System.nanoTime();
                 java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                longestWakeNanos = Math.max(longestWakeNanos, System.nanoTime() - parked);
             }
         }
     }
