@@ -100,8 +100,10 @@ public final class Probes {
             long sink = scans(t, r, 20_000);
             long t0 = System.nanoTime();
             sink += scans(t, r, n);
-            System.out.printf(Locale.ROOT, "scan: %d partitions, %.2f us per scan of 100 keys (checksum %d)%n",
-                    partitions, (System.nanoTime() - t0) / 1e3 / n, sink);
+            double us = (System.nanoTime() - t0) / 1e3 / n;
+            double runs = l.meterRegistry().find("lattice.runs").gauges().stream().mapToDouble(g -> g.value()).sum();
+            System.out.printf(Locale.ROOT, "scan: %d partitions, %.2f us per scan of 100 keys, %d runs in all"
+                    + " (checksum %d)%n", partitions, us, (long) runs, sink);
         } finally {
             InMemoryStorage.dropNamed(storage);
         }

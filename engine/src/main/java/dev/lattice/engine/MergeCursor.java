@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A scan over a tree's partitions: a k-way merge of the partitions' ordered iterators, reading each key as of the
  * snapshot taken when the scan started (atomic writes published later are not seen, and none is seen in part).
- * The merge is a loser tree over one reusable source per partition: each entry costs one comparison per tree level
- * (log2 of the partition count) and no allocation beyond the {@link TreeEntry} it hands out; a one-partition scan
- * has no tree levels and compares nothing.
+ * The merge is a {@link LoserTree} over one reusable source per partition: each entry costs one comparison per tree
+ * level (log2 of the partition count) and no allocation beyond the {@link TreeEntry} it hands out; a one-partition
+ * scan has no tree levels and compares nothing.
  * One thread at a time.
  */
 final class MergeCursor implements ScanCursor {
@@ -68,9 +68,7 @@ final class MergeCursor implements ScanCursor {
     private static final Source DONE = new Source(java.util.Collections.emptyIterator());
 
     private final Source[] src;
-    /** Loser tree: {@code tree[0]} is the index of the winning source, {@code tree[1..k-1]} the losers. */
-    private final int[] tree;
-    private final boolean reverse;
+    private final LoserTree merge;
     private final long snapshot;
     private final java.lang.ref.Cleaner.Cleanable lease;
     private boolean closed;
@@ -81,57 +79,29 @@ final class MergeCursor implements ScanCursor {
      * @param its the partitions' iterators, each ascending (descending when {@code reverse}), their keys disjoint
      */
     MergeCursor(List<Iterator<Map.Entry<String, Object>>> its, boolean reverse, Visibility vis, long snapshot) {
-        this.reverse = reverse;
         this.snapshot = snapshot;
         this.lease = CLEANER.register(this, new SnapshotLease(vis, snapshot));
         int k = Math.max(1, its.size());
         this.src = new Source[k];
-        this.tree = new int[k];
+        this.merge = new LoserTree(k, reverse);
         for (int i = 0; i < its.size(); i++) {
             Source s = new Source(its.get(i));
             s.advance(snapshot);
             src[i] = s;
+            merge.init(i, s.key);
         }
         if (its.isEmpty()) {
             src[0] = DONE;
         }
-        tree[0] = build(1);
-        if (src[tree[0]].key == null) {
+        merge.start();
+        if (merge.winnerKey() == null) {
             close();
         }
     }
 
-    /** Plays the subtree under {@code node} (leaves are {@code k..2k-1}); stores its loser, returns its winner. */
-    private int build(int node) {
-        int k = src.length;
-        if (node >= k) {
-            return node - k;
-        }
-        int a = build(2 * node);
-        int b = build(2 * node + 1);
-        if (before(src[b], src[a])) {
-            tree[node] = a;
-            return b;
-        }
-        tree[node] = b;
-        return a;
-    }
-
-    /** @return true when {@code a} comes before {@code b}; a finished source comes after every other */
-    private boolean before(Source a, Source b) {
-        if (a.key == null) {
-            return false;
-        }
-        if (b.key == null) {
-            return true;
-        }
-        int c = a.key.compareTo(b.key);
-        return reverse ? c > 0 : c < 0;
-    }
-
     @Override
     public boolean hasNext() {
-        return !closed && src[tree[0]].key != null;
+        return !closed && merge.winnerKey() != null;
     }
 
     @Override
@@ -139,20 +109,11 @@ final class MergeCursor implements ScanCursor {
         if (!hasNext()) {
             throw new NoSuchElementException();
         }
-        int w = tree[0];
-        Source top = src[w];
+        Source top = src[merge.winner()];
         TreeEntry out = new TreeEntry(top.key, top.value.value(), top.value.version());
         top.advance(snapshot);
-        int[] t = tree;
-        for (int node = (w + src.length) >>> 1; node > 0; node >>>= 1) { // replay the winner's path to the root
-            int other = t[node];
-            if (before(src[other], src[w])) {
-                t[node] = w;
-                w = other;
-            }
-        }
-        t[0] = w;
-        if (src[w].key == null) {
+        merge.advanceWinner(top.key);
+        if (merge.winnerKey() == null) {
             lease.clean();
         }
         return out;
@@ -161,6 +122,7 @@ final class MergeCursor implements ScanCursor {
     @Override
     public void close() {
         closed = true;
+        merge.finishAll();
         java.util.Arrays.fill(src, DONE); // the partitions' iterators (and the layer sets they pin) become garbage
         lease.clean();
     }

@@ -6,13 +6,11 @@ import dev.lattice.spi.RunNotFoundException;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.NoSuchElementException;
-import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -292,15 +290,13 @@ final class PartitionLayers {
     /** K-way merge of the memtable, the frozen memtables and the runs of one partition. */
     private static final class ScanMerge implements Iterator<Map.Entry<String, Object>> {
 
-        /** One layer's iterator and its head; {@code rank} 0 is the memtable, higher ranks are older layers. */
+        /** One layer's iterator and its head. */
         private static final class Head {
-            final int rank;
             final Iterator<?> it;
             String key;
             Object value; // memtable object, or RunEntry
 
-            Head(int rank, Iterator<?> it) {
-                this.rank = rank;
+            Head(Iterator<?> it) {
                 this.it = it;
             }
 
@@ -322,10 +318,10 @@ final class PartitionLayers {
             }
         }
 
-        private final PriorityQueue<Head> heap;
+        private final Head[] heads;
+        private final LoserTree merge;
         private final long snapshot;
         final Release release;
-        private final List<Head> same = new ArrayList<>();
         private final Slot slot = new Slot();
         private Map.Entry<String, Object> next;
 
@@ -333,56 +329,44 @@ final class PartitionLayers {
                   long snapshot, PartitionLayers owner) {
             this.snapshot = snapshot;
             this.release = new Release(owner, l);
-            Comparator<Head> byKey = (a, b) -> reverse ? b.key.compareTo(a.key) : a.key.compareTo(b.key);
-            this.heap = new PriorityQueue<>(byKey.thenComparingInt(h -> h.rank));
-            int rank = 0;
-            add(new Head(rank++, memtable.entrySet().iterator()));
+            List<Head> hs = new ArrayList<>(1 + l.frozen.size() + l.runs.size());
+            hs.add(new Head(memtable.entrySet().iterator()));
             for (FrozenMemtable f : l.frozen) {
                 NavigableMap<String, Object> m = range(f.map(), from, to);
-                add(new Head(rank++, (reverse ? m.descendingMap() : m).entrySet().iterator()));
+                hs.add(new Head((reverse ? m.descendingMap() : m).entrySet().iterator()));
             }
             for (RunHandle h : l.runs) {
                 if (h.ref.meta().overlaps(from, to)) {
-                    add(new Head(rank++, reverse ? h.reader().scanReverse(from, to) : h.reader().scan(from, to)));
+                    hs.add(new Head(reverse ? h.reader().scanReverse(from, to) : h.reader().scan(from, to)));
                 }
             }
-        }
-
-        private void add(Head h) {
-            if (h.advance()) {
-                heap.add(h);
+            this.heads = hs.toArray(new Head[0]);
+            this.merge = new LoserTree(heads.length, reverse); // index = rank: 0 the memtable, higher are older
+            for (int i = 0; i < heads.length; i++) {
+                merge.init(i, heads[i].advance() ? heads[i].key : null);
             }
+            merge.start();
         }
 
         @Override
         public boolean hasNext() {
-            while (next == null && !heap.isEmpty()) {
-                same.clear();
-                Head top = heap.poll();
-                same.add(top);
-                while (!heap.isEmpty() && heap.peek().key.equals(top.key)) {
-                    same.add(heap.poll());
+            while (next == null) {
+                String key = merge.winnerKey();
+                if (key == null) {
+                    break;
                 }
                 Object found = null;
-                for (Head h : same) { // rank order: newest layer first
-                    found = h.value instanceof RunEntry e ? view(e) : PartitionState.topAt(h.value, snapshot);
-                    if (found != null) {
-                        break;
+                do { // the layers holding the key come out newest first
+                    Head h = heads[merge.winner()];
+                    if (found == null) {
+                        found = h.value instanceof RunEntry e ? view(e) : PartitionState.topAt(h.value, snapshot);
                     }
-                }
-                String key = top.key;
-                for (Head h : same) {
-                    String k = h.key;
-                    do {
-                        if (!h.advance()) {
-                            h = null;
-                            break;
-                        }
-                    } while (h.key.equals(k)); // a run may hold older versions of the key: skip them
-                    if (h != null) {
-                        heap.add(h);
-                    }
-                }
+                    String k;
+                    do { // a run may hold older versions of the key: skip them
+                        k = h.advance() ? h.key : null;
+                    } while (k != null && k.equals(key));
+                    merge.advanceWinner(k);
+                } while (key.equals(merge.winnerKey()));
                 if (found instanceof Versioned v) {
                     next = slot.set(key, v);
                 }

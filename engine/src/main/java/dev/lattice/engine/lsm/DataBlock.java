@@ -35,16 +35,17 @@ final class DataBlock {
     }
 
     private int restart(int i) {
-        return ByteBuffer.wrap(data, restartsOffset + 4 * i, 4).getInt();
+        int at = restartsOffset + 4 * i;
+        return (data[at] & 0xFF) << 24 | (data[at + 1] & 0xFF) << 16 | (data[at + 2] & 0xFF) << 8 | data[at + 3] & 0xFF;
     }
 
     Cursor cursor() {
         return new Cursor();
     }
 
-    /** Walks the block's entries in order. Not thread-safe. */
+    /** Walks the block's entries in order, decoding straight from the block's array. Not thread-safe. */
     final class Cursor {
-        private final ByteBuffer in = ByteBuffer.wrap(data, 0, restartsOffset);
+        private int pos;
         private byte[] key = new byte[64];
         private int keyLen;
         private String keyString;
@@ -68,53 +69,88 @@ final class DataBlock {
                     hi = mid - 1;
                 }
             }
-            in.position(restart(start));
+            pos = restart(start);
             keyLen = 0;
         }
 
         /** Compares the whole key stored at a restart point (it shares no prefix) with a UTF-8 key. */
-        private int compareKeyAtRestart(int pos, byte[] target) {
-            in.position(pos);
-            RunFormat.getVarInt(in);
-            int n = RunFormat.getVarInt(in);
-            int start = in.position();
+        private int compareKeyAtRestart(int at, byte[] target) {
+            pos = at;
+            varInt();
+            int n = varInt();
+            int start = pos;
             if (n < 0 || start + n > restartsOffset) {
-                throw new IllegalStateException("key at restart " + pos + " runs past the entries");
+                throw new IllegalStateException("key at restart " + at + " runs past the entries");
             }
             return KeyOrder.compare(data, start, start + n, target, 0, target.length);
         }
 
         boolean next() {
-            if (!in.hasRemaining()) {
+            if (pos >= restartsOffset) {
                 return false;
             }
-            int shared = RunFormat.getVarInt(in);
-            int unshared = RunFormat.getVarInt(in);
+            int shared = varInt();
+            int unshared = varInt();
             if (shared > keyLen) {
                 throw new IllegalStateException("entry shares " + shared + " bytes of a " + keyLen + "-byte key");
+            }
+            if (unshared > restartsOffset - pos) {
+                throw new IllegalStateException("key of " + unshared + " bytes runs past the entries");
             }
             if (shared + unshared > key.length) {
                 key = Arrays.copyOf(key, Math.max(key.length * 2, shared + unshared));
             }
-            in.get(key, shared, unshared);
+            System.arraycopy(data, pos, key, shared, unshared);
+            pos += unshared;
             keyLen = shared + unshared;
             keyString = null;
-            byte kind = in.get();
+            byte kind = readByte();
             if (kind != RunFormat.KIND_PUT && kind != RunFormat.KIND_DELETE && kind != RunFormat.KIND_PUT_EXPIRING) {
                 throw new IllegalStateException("unknown entry kind " + kind);
             }
             tombstone = kind == RunFormat.KIND_DELETE;
-            version = RunFormat.getVarLong(in);
-            expiresAt = kind == RunFormat.KIND_PUT_EXPIRING ? RunFormat.getVarLong(in) : 0;
+            version = varLong();
+            expiresAt = kind == RunFormat.KIND_PUT_EXPIRING ? varLong() : 0;
             if (tombstone) {
                 valueLen = 0;
-                valuePos = in.position();
+                valuePos = pos;
             } else {
-                valueLen = RunFormat.getVarInt(in);
-                valuePos = in.position();
-                in.position(valuePos + valueLen);
+                valueLen = varInt();
+                valuePos = pos;
+                if (valueLen > restartsOffset - pos) {
+                    throw new IllegalStateException("value of " + valueLen + " bytes runs past the entries");
+                }
+                pos = valuePos + valueLen;
             }
             return true;
+        }
+
+        private byte readByte() {
+            if (pos >= restartsOffset) {
+                throw new IllegalStateException("entry runs past the block's entries at " + pos);
+            }
+            return data[pos++];
+        }
+
+        /** Same encoding as {@link RunFormat#getVarLong}. */
+        private long varLong() {
+            long v = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                byte b = readByte();
+                v |= (long) (b & 0x7F) << shift;
+                if (b >= 0) {
+                    return v;
+                }
+            }
+            throw new IllegalStateException("varint longer than 10 bytes");
+        }
+
+        private int varInt() {
+            long v = varLong();
+            if (v < 0 || v > Integer.MAX_VALUE) {
+                throw new IllegalStateException("varint " + v + " out of int range");
+            }
+            return (int) v;
         }
 
         /** Compares the current entry's key with a UTF-8 key, in {@link String} order. */

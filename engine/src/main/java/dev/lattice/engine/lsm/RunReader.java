@@ -408,7 +408,7 @@ public final class RunReader {
      */
     private Iterator<RunEntry> scan(String from, String to, boolean fillCache) {
         return new Iterator<>() {
-            private final byte[] fromUtf8 = from == null ? null : from.getBytes(StandardCharsets.UTF_8);
+            private byte[] fromUtf8 = from == null ? null : from.getBytes(StandardCharsets.UTF_8); // null once passed
             private int block = fromUtf8 == null ? 0 : firstBlockFor(fromUtf8);
             private DataBlock.Cursor cursor;
             private RunEntry next;
@@ -432,8 +432,11 @@ public final class RunReader {
                         block++;
                         continue;
                     }
-                    if (from != null && cursor.key().compareTo(from) < 0) {
-                        continue;
+                    if (fromUtf8 != null) {
+                        if (cursor.compareKey(fromUtf8) < 0) {
+                            continue;
+                        }
+                        fromUtf8 = null; // keys ascend from here
                     }
                     if (to != null && cursor.key().compareTo(to) >= 0) {
                         done = true;
