@@ -201,4 +201,23 @@ public abstract class ReadSemanticsContract extends ConformanceContract {
         assertSameBytes("payload of entry 21 after the caller overwrote the array it appended",
                 p.entries().get(0).payload(), copy);
     }
+
+    /**
+     * A batch with {@link EncodedBatch#payloadsImmutable()} may be kept without a copy, and reads still hand out
+     * the caller's own arrays: overwriting what a read returned changes neither the stored entry nor the array
+     * that was staged.
+     */
+    @Test
+    void immutablePayloadsReadBackAndReadsStayTheCallersOwn() {
+        Fence f = provider().claim(log);
+        byte[] staged = payload(SEED, 21, 64);
+        byte[] copy = staged.clone();
+        provider().append(log, f, EncodedBatch.ofImmutable(21, BatchId.random(), List.of(staged)));
+        ReadPage first = provider().read(log, 20, 1, Long.MAX_VALUE);
+        assertSameBytes("payload of entry 21 appended as immutable", first.entries().get(0).payload(), copy);
+        Arrays.fill(first.entries().get(0).payload(), (byte) 0x44);
+        assertSameBytes("payload of entry 21 after the caller overwrote the array a read returned",
+                provider().read(log, 20, 1, Long.MAX_VALUE).entries().get(0).payload(), copy);
+        assertSameBytes("the array staged as immutable after a read's array was overwritten", staged, copy);
+    }
 }

@@ -952,10 +952,12 @@ final class LogPipeline {
             updateSaturation();
             return took;
         }
-        // a lone write's batch holds immutable one-element lists (EncodedBatch keeps such a list without a copy)
+        // a lone write's batch holds immutable one-element lists (EncodedBatch keeps such a list without a copy);
+        // entries are sealed above and never written again, so a provider may keep them without copying
         Batch b = n == 1
-                ? new Batch(List.of(ws.get(0)), EncodedBatch.of(nextOffset, BatchId.random(), List.of(entries.get(0))))
-                : new Batch(new ArrayList<>(ws), EncodedBatch.of(nextOffset, BatchId.random(), entries));
+                ? new Batch(List.of(ws.get(0)),
+                        EncodedBatch.ofImmutable(nextOffset, BatchId.random(), List.of(entries.get(0))))
+                : new Batch(new ArrayList<>(ws), EncodedBatch.ofImmutable(nextOffset, BatchId.random(), entries));
         nextOffset += n;
         // the head batch of an idle log takes the commit role at once: stage and commit run as one step, one lock
         boolean leads = FUSE_STAGE_AND_COMMIT && !committing && inFlight.isEmpty();

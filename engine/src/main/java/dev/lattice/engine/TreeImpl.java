@@ -495,6 +495,12 @@ final class TreeImpl implements PartialTree {
         if (key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty");
         }
+        if (WalRecord.isAscii(key)) { // the common key: its UTF-8 bytes are its chars, encoded straight into the entry
+            if (key.length() > maxKeyBytes) {
+                throw KeyLimit.tooLong(key.length(), maxKeyBytes);
+            }
+            return WalRecord.Mutation.ASCII_KEY;
+        }
         byte[] kb = key.getBytes(StandardCharsets.UTF_8);
         if (kb.length > maxKeyBytes) {
             throw KeyLimit.tooLong(kb.length, maxKeyBytes);

@@ -80,6 +80,23 @@ final class WalRecord {
         putInt(entry, entry.length - TRAILER_BYTES, (int) crc.getValue());
     }
 
+    /** @return true when every char of {@code s} is ASCII (below 0x80), so its UTF-8 bytes are its chars */
+    static boolean isAscii(String s) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            if (s.charAt(i) >= 0x80) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Writes an ASCII string's chars as bytes at {@code at}. */
+    static void asciiInto(String s, byte[] b, int at) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            b[at + i] = (byte) s.charAt(i);
+        }
+    }
+
     /** Big-endian, as {@link ByteBuffer} writes it. */
     static void putInt(byte[] b, int at, int v) {
         b[at] = (byte) (v >>> 24);
@@ -211,6 +228,12 @@ final class WalRecord {
 
     /** One operation inside an entry. */
     record Mutation(byte op, String key, byte[] keyBytes, byte[] value, long expectedVersion) {
+        /**
+         * Stands for the UTF-8 bytes of a key whose chars are all ASCII (then they are the chars themselves): such a
+         * key is written into the entry from the {@link String} without an array of its own. Never decoded.
+         */
+        static final byte[] ASCII_KEY = new byte[0];
+
         static final byte PUT = 1;
         static final byte DELETE = 2;
         /** A put decided when applied; written only by engines before {@link ConditionGate} (still applied). */
@@ -315,8 +338,13 @@ final class WalRecord {
             return op == PUT_IF_VERSION || op == EXPECT;
         }
 
+        /** @return the key's UTF-8 length in bytes */
+        int keyLength() {
+            return keyBytes == ASCII_KEY ? key.length() : keyBytes.length;
+        }
+
         int encodedSize() {
-            return 1 + (hasExpected(op) ? 8 : 0) + 4 + keyBytes.length + (hasValue() ? 4 + value.length : 0)
+            return 1 + (hasExpected(op) ? 8 : 0) + 4 + keyLength() + (hasValue() ? 4 + value.length : 0)
                     + (op == PUT_TTL ? 8 : 0);
         }
 
@@ -336,9 +364,14 @@ final class WalRecord {
                 putLong(e, pos, expectedVersion);
                 pos += 8;
             }
-            putInt(e, pos, keyBytes.length);
-            System.arraycopy(keyBytes, 0, e, pos + 4, keyBytes.length);
-            pos += 4 + keyBytes.length;
+            int keyLength = keyLength();
+            putInt(e, pos, keyLength);
+            if (keyBytes == ASCII_KEY) {
+                asciiInto(key, e, pos + 4);
+            } else {
+                System.arraycopy(keyBytes, 0, e, pos + 4, keyLength);
+            }
+            pos += 4 + keyLength;
             if (hasValue()) {
                 putInt(e, pos, value.length);
                 System.arraycopy(value, 0, e, pos + 4, value.length);

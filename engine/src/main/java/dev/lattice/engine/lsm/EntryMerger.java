@@ -15,7 +15,15 @@ import java.util.PriorityQueue;
  */
 public final class EntryMerger implements Iterator<RunEntry> {
 
-    private record Head(RunEntry entry, Iterator<RunEntry> source) {
+    /** One stream and its current entry; re-queued after each advance (no allocation per entry). */
+    private static final class Head {
+        RunEntry entry;
+        final Iterator<RunEntry> source;
+
+        Head(RunEntry entry, Iterator<RunEntry> source) {
+            this.entry = entry;
+            this.source = source;
+        }
     }
 
     private final PriorityQueue<Head> heap = new PriorityQueue<>((a, b) -> {
@@ -47,10 +55,12 @@ public final class EntryMerger implements Iterator<RunEntry> {
         if (h == null) {
             throw new NoSuchElementException();
         }
+        RunEntry out = h.entry;
         if (h.source.hasNext()) {
-            heap.add(new Head(h.source.next(), h.source));
+            h.entry = h.source.next();
+            heap.add(h);
         }
-        return h.entry;
+        return out;
     }
 
     /**
@@ -67,7 +77,8 @@ public final class EntryMerger implements Iterator<RunEntry> {
      */
     public static Iterator<RunEntry> collect(Iterator<RunEntry> merged, long[] snapshots, boolean bottommost) {
         return new Iterator<>() {
-            private final List<RunEntry> out = new ArrayList<>();
+            private final List<RunEntry> versions = new ArrayList<>(); // one key's versions, newest first
+            private final List<RunEntry> out = new ArrayList<>(); // the ones kept, reused for every key
             private int outPos;
             private RunEntry pending = merged.hasNext() ? merged.next() : null;
 
@@ -76,27 +87,26 @@ public final class EntryMerger implements Iterator<RunEntry> {
                 while (outPos >= out.size() && pending != null) {
                     out.clear();
                     outPos = 0;
-                    List<RunEntry> versions = new ArrayList<>();
+                    versions.clear();
                     String key = pending.key();
                     while (pending != null && pending.key().equals(key)) {
                         versions.add(pending);
                         pending = merged.hasNext() ? merged.next() : null;
                     }
-                    keep(versions);
+                    keep();
                 }
                 return outPos < out.size();
             }
 
-            private void keep(List<RunEntry> versions) {
+            private void keep() {
                 // versions newest first; the newest is always visible at "latest"
-                List<RunEntry> kept = new ArrayList<>();
-                kept.add(versions.get(0));
+                out.add(versions.get(0));
                 int s = snapshots.length - 1;
                 for (int i = 0; i < versions.size() && s >= 0; ) {
                     RunEntry v = versions.get(i);
                     if (v.version() <= snapshots[s]) {
-                        if (kept.get(kept.size() - 1) != v) {
-                            kept.add(v);
+                        if (out.get(out.size() - 1) != v) {
+                            out.add(v);
                         }
                         s--;
                     } else {
@@ -104,13 +114,12 @@ public final class EntryMerger implements Iterator<RunEntry> {
                     }
                 }
                 if (bottommost) {
-                    int end = kept.size();
-                    while (end > 0 && kept.get(end - 1).tombstone()) {
+                    int end = out.size();
+                    while (end > 0 && out.get(end - 1).tombstone()) {
                         end--;
                     }
-                    kept = kept.subList(0, end);
+                    out.subList(end, out.size()).clear();
                 }
-                out.addAll(kept);
             }
 
             @Override

@@ -136,7 +136,7 @@ public final class RunWriter {
             if (hashCount == hashes.length) {
                 hashes = Arrays.copyOf(hashes, hashCount * 2);
             }
-            hashes[hashCount++] = BloomFilter.hash(e.key());
+            hashes[hashCount++] = BloomFilter.hash(key);
         }
         if (firstKey == null) {
             firstKey = e.key();

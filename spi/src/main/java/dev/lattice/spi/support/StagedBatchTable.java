@@ -11,10 +11,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
@@ -67,8 +64,9 @@ public final class StagedBatchTable<T> {
         }
     }
 
-    private final NavigableMap<Long, Staged<T>> byFirst = new TreeMap<>();
-    private final java.util.function.LongFunction<Staged<T>> stagedAt = byFirst::get;
+    /** The batches by first offset, ascending (ranges are disjoint); few, and appended at the end as a rule. */
+    private final ArrayList<Staged<T>> byFirst = new ArrayList<>();
+    private final java.util.function.LongFunction<Staged<T>> stagedAt = this::at;
 
     /** Creates an empty table. */
     public StagedBatchTable() {
@@ -95,10 +93,10 @@ public final class StagedBatchTable<T> {
                 overlapping(batch.firstOffset(), batch.lastOffset()));
         if (d.mustStage()) {
             for (Staged<T> s : d.superseded()) {
-                byFirst.remove(s.firstOffset());
+                removeAt(s.firstOffset(), null);
             }
-            byFirst.put(batch.firstOffset(), new Staged<>(batch.firstOffset(), batch.lastOffset(), fence.epoch(),
-                    batch.batchId(), payload.apply(batch)));
+            put(new Staged<>(batch.firstOffset(), batch.lastOffset(), fence.epoch(), batch.batchId(),
+                    payload.apply(batch)));
         }
         return d;
     }
@@ -111,7 +109,8 @@ public final class StagedBatchTable<T> {
      * @throws NullPointerException if {@code staged} is null
      */
     public void restore(Staged<T> staged) {
-        byFirst.put(staged.firstOffset(), staged);
+        Objects.requireNonNull(staged, "staged");
+        put(staged);
     }
 
     /**
@@ -126,11 +125,19 @@ public final class StagedBatchTable<T> {
             return new ArrayList<>(0); // the common case of a lone writer: no map views, no boxing
         }
         List<Staged<T>> out = new ArrayList<>();
-        Map.Entry<Long, Staged<T>> below = byFirst.floorEntry(first);
-        if (below != null && below.getValue().lastOffset() >= first) {
-            out.add(below.getValue());
+        int i = floor(first);
+        if (i >= 0 && byFirst.get(i).lastOffset() >= first) {
+            out.add(byFirst.get(i));
         }
-        out.addAll(byFirst.subMap(first, false, last, true).values());
+        for (int j = Math.max(0, i + 1), n = byFirst.size(); j < n; j++) {
+            Staged<T> s = byFirst.get(j);
+            if (s.firstOffset() > last) {
+                break;
+            }
+            if (s.firstOffset() > first) {
+                out.add(s);
+            }
+        }
         return out;
     }
 
@@ -159,12 +166,12 @@ public final class StagedBatchTable<T> {
         if (batches instanceof List<Staged<T>> list) {
             for (int i = 0, n = list.size(); i < n; i++) {
                 Staged<T> s = list.get(i);
-                byFirst.remove(s.firstOffset(), s);
+                removeAt(s.firstOffset(), s);
             }
             return;
         }
         for (Staged<T> s : batches) {
-            byFirst.remove(s.firstOffset(), s);
+            removeAt(s.firstOffset(), s);
         }
     }
 
@@ -175,9 +182,9 @@ public final class StagedBatchTable<T> {
      * @return the dropped batch, or null when none matched (abort is idempotent)
      */
     public Staged<T> abort(StagedBatch receipt) {
-        Staged<T> s = byFirst.get(receipt.firstOffset());
+        Staged<T> s = at(receipt.firstOffset());
         if (s != null && StagingRules.abortMatches(s, receipt)) {
-            byFirst.remove(receipt.firstOffset());
+            removeAt(receipt.firstOffset(), s);
             return s;
         }
         return null;
@@ -191,7 +198,7 @@ public final class StagedBatchTable<T> {
      */
     public List<Staged<T>> dropOlderThan(long epoch) {
         List<Staged<T>> out = new ArrayList<>();
-        byFirst.values().removeIf(s -> {
+        byFirst.removeIf(s -> {
             if (s.epoch() < epoch) {
                 out.add(s);
                 return true;
@@ -207,7 +214,7 @@ public final class StagedBatchTable<T> {
      * @param offset the offset, inclusive
      */
     public void dropStartingThrough(long offset) {
-        byFirst.headMap(offset, true).clear();
+        byFirst.subList(0, floor(offset) + 1).clear();
     }
 
     /**
@@ -216,7 +223,7 @@ public final class StagedBatchTable<T> {
      * @return an unmodifiable view, in offset order
      */
     public Collection<Staged<T>> all() {
-        return Collections.unmodifiableCollection(byFirst.values());
+        return Collections.unmodifiableCollection(byFirst);
     }
 
     /**
@@ -226,7 +233,12 @@ public final class StagedBatchTable<T> {
      * @return the batch, or null
      */
     public Staged<T> at(long firstOffset) {
-        return byFirst.get(firstOffset);
+        int i = floor(firstOffset);
+        if (i < 0) {
+            return null;
+        }
+        Staged<T> s = byFirst.get(i);
+        return s.firstOffset() == firstOffset ? s : null;
     }
 
     /**
@@ -250,5 +262,47 @@ public final class StagedBatchTable<T> {
     /** Drops everything (a provider closing, or losing staged batches by {@code DEFERRED_STAGE} rules). */
     public void clear() {
         byFirst.clear();
+    }
+
+    /** @return the index of the last batch whose first offset is at or below {@code offset}, or -1 */
+    private int floor(long offset) {
+        int n = byFirst.size();
+        if (n > 0 && byFirst.get(n - 1).firstOffset() <= offset) {
+            return n - 1; // the usual question: the newest batch
+        }
+        int lo = 0;
+        int hi = n - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (byFirst.get(mid).firstOffset() <= offset) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    /** Inserts a batch in offset order, replacing one with the same first offset. */
+    private void put(Staged<T> staged) {
+        int i = floor(staged.firstOffset());
+        if (i >= 0 && byFirst.get(i).firstOffset() == staged.firstOffset()) {
+            byFirst.set(i, staged);
+        } else {
+            byFirst.add(i + 1, staged);
+        }
+    }
+
+    /** Removes the batch at {@code firstOffset}: any, or only {@code expected} when that is non-null. */
+    private void removeAt(long firstOffset, Staged<T> expected) {
+        int i = floor(firstOffset);
+        if (i >= 0) {
+            Staged<T> s = byFirst.get(i);
+            if (s.firstOffset() == firstOffset && (expected == null || s == expected || s.equals(expected))) {
+                byFirst.remove(i);
+            }
+        }
     }
 }
