@@ -20,8 +20,9 @@ import java.util.UUID;
 
 /**
  * The engine's hot path on the in-memory provider ({@code memory:}): a tree of {@code keys} keys with
- * {@code valueBytes}-byte values, 8 partitions (the default). Every write goes through the whole write path (encode,
- * admission, coalescing, stage and commit on the in-memory log, apply); reads are served from the partition maps.
+ * {@code valueBytes}-byte values, {@code partitions} partitions (8, the default, unless told otherwise). Every write
+ * goes through the whole write path (encode, admission, coalescing, stage and commit on the in-memory log, apply);
+ * reads are served from the partitions' memtables and runs.
  * Run by {@link JmhSuite}; {@link SkipListBench} is the same operations on a bare {@code ConcurrentSkipListMap}.
  */
 @State(Scope.Benchmark)
@@ -34,6 +35,10 @@ public class EngineBench {
     /** Value size, bytes. */
     @Param("100")
     public int valueBytes;
+
+    /** Partitions of the tree (the default is 8; {@code -p partitions=1} shows the merge's share of a scan). */
+    @Param("8")
+    public int partitions;
 
     private String storage;
     private Lattice lattice;
@@ -48,7 +53,7 @@ public class EngineBench {
     @Setup(Level.Trial)
     public void open() {
         storage = "jmh-" + UUID.randomUUID();
-        lattice = Lattice.open(LatticeConfig.builder().uri("memory:" + storage).build());
+        lattice = Lattice.open(LatticeConfig.builder().uri("memory:" + storage).partitions(partitions).build());
         tree = lattice.tree("bench");
         work = new Workload(keys, valueBytes);
         work.preload(tree::putAll);

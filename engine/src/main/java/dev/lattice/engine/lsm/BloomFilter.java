@@ -68,9 +68,20 @@ public final class BloomFilter implements KeyFilter {
      * @return its hash, equal to {@link #hash(String)} of the key
      */
     public static long hash(byte[] utf8) {
+        return hash(utf8, utf8.length);
+    }
+
+    /**
+     * The 64-bit hash the filter uses for a key, from the first {@code length} bytes of an array.
+     *
+     * @param utf8 an array starting with the key's UTF-8 bytes
+     * @param length the key's length in bytes, at most {@code utf8.length}
+     * @return its hash, equal to {@link #hash(String)} of the key
+     */
+    public static long hash(byte[] utf8, int length) {
         long h = 0xcbf29ce484222325L;
-        for (byte b : utf8) {
-            h ^= b & 0xFF;
+        for (int i = 0; i < length; i++) {
+            h ^= utf8[i] & 0xFF;
             h *= 0x100000001b3L;
         }
         h = (h ^ (h >>> 30)) * 0xbf58476d1ce4e5b9L;

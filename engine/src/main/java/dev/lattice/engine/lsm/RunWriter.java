@@ -33,7 +33,10 @@ public final class RunWriter {
     private final List<Integer> restarts = new ArrayList<>();
     private long[] hashes = new long[1024];
     private int hashCount;
-    private byte[] lastKey = new byte[0];
+    /** The previous key's UTF-8 bytes (its first {@link #lastKeyLength}) and the buffer the next one goes into. */
+    private byte[] lastKey = new byte[64];
+    private int lastKeyLength;
+    private byte[] keyBuf = new byte[64];
     private String lastKeyString;
     private long lastVersion = -1;
     private int blockEntries;
@@ -109,19 +112,20 @@ public final class RunWriter {
         if (e.expiresAtMillis() != 0 && formatVersion < 2) {
             throw new IllegalArgumentException("run format " + formatVersion + " has no expiring values");
         }
-        byte[] key = RunFormat.utf8(e.key());
+        int keyLength = encodeKey(e.key());
+        byte[] key = keyBuf;
         int shared = 0;
         if (blockEntries % RunFormat.RESTART_INTERVAL == 0) {
             restarts.add(block.size());
         } else {
-            int max = Math.min(key.length, lastKey.length);
+            int max = Math.min(keyLength, lastKeyLength);
             while (shared < max && key[shared] == lastKey[shared]) {
                 shared++;
             }
         }
         RunFormat.putVarLong(block, shared);
-        RunFormat.putVarLong(block, key.length - shared);
-        block.write(key, shared, key.length - shared);
+        RunFormat.putVarLong(block, keyLength - shared);
+        block.write(key, shared, keyLength - shared);
         block.write(e.tombstone() ? RunFormat.KIND_DELETE
                 : e.expiresAtMillis() != 0 ? RunFormat.KIND_PUT_EXPIRING : RunFormat.KIND_PUT);
         RunFormat.putVarLong(block, e.version());
@@ -136,12 +140,14 @@ public final class RunWriter {
             if (hashCount == hashes.length) {
                 hashes = Arrays.copyOf(hashes, hashCount * 2);
             }
-            hashes[hashCount++] = BloomFilter.hash(key);
+            hashes[hashCount++] = BloomFilter.hash(key, keyLength);
         }
         if (firstKey == null) {
             firstKey = e.key();
         }
+        keyBuf = lastKey; // the buffers change roles: this key is the next one's previous
         lastKey = key;
+        lastKeyLength = keyLength;
         lastKeyString = e.key();
         lastVersion = e.version();
         blockEntries++;
@@ -149,10 +155,32 @@ public final class RunWriter {
         tombstones += e.tombstone() ? 1 : 0;
         minVersion = Math.min(minVersion, e.version());
         maxVersion = Math.max(maxVersion, e.version());
-        userBytes += key.length + e.value().length;
+        userBytes += keyLength + e.value().length;
         if (block.size() >= blockBytes) {
             closeBlock();
         }
+    }
+
+    /** Writes {@code k}'s UTF-8 bytes into {@link #keyBuf} (grown when short); returns their count. */
+    private int encodeKey(String k) {
+        int n = k.length();
+        boolean ascii = true;
+        for (int i = 0; i < n && ascii; i++) {
+            ascii = k.charAt(i) < 0x80;
+        }
+        byte[] utf8 = ascii ? null : RunFormat.utf8(k);
+        int len = ascii ? n : utf8.length;
+        if (keyBuf.length < len) {
+            keyBuf = new byte[Math.max(len, keyBuf.length * 2)];
+        }
+        if (ascii) {
+            for (int i = 0; i < n; i++) {
+                keyBuf[i] = (byte) k.charAt(i);
+            }
+        } else {
+            System.arraycopy(utf8, 0, keyBuf, 0, len);
+        }
+        return len;
     }
 
     private void closeBlock() {

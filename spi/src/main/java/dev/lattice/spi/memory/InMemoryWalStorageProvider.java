@@ -135,7 +135,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             // asked only for a batch at or below the tail: no lambda per stage otherwise
             BooleanSupplier committedSame = first > l.tail ? NEVER : () -> {
                 InMemoryLog.CommittedBatch cb = first <= l.trimWatermark ? null : l.committedBatches.get(first);
-                return cb != null && cb.last() == last && cb.id().equals(batch.batchId());
+                return cb != null && cb.last == last && cb.id.equals(batch.batchId());
             };
             l.staged.stage(log, fence, batch, l.tail, committedSame, InMemoryWalStorageProvider::copies);
             return receipt;
@@ -146,6 +146,9 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
 
     private static List<byte[]> copies(EncodedBatch batch) {
         List<byte[]> entries = batch.entries();
+        if (batch.payloadsImmutable()) {
+            return entries; // the caller never changes them again: keep its arrays (an unmodifiable list)
+        }
         int n = entries.size();
         if (n == 1) {
             return List.of(entries.get(0).clone());
@@ -170,16 +173,11 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             l.staged.remove(chain);
             for (int c = 0, cn = chain.size(); c < cn; c++) {
                 StagedBatchTable.Staged<List<byte[]>> s = chain.get(c);
-                long off = s.firstOffset();
-                List<byte[]> payload = s.payload();
-                for (int i = 0, n = payload.size(); i < n; i++) {
-                    byte[] p = payload.get(i);
-                    l.entries.put(off++, p);
-                    l.retainedBytes += p.length;
-                }
-                l.retainedEntries += payload.size();
-                l.committedBatches.put(s.firstOffset(), new InMemoryLog.CommittedBatch(s.firstOffset(), s.lastOffset(),
-                        s.batchId()));
+                InMemoryLog.CommittedBatch cb = new InMemoryLog.CommittedBatch(s.firstOffset(), s.lastOffset(),
+                        s.batchId(), s.payload());
+                l.committedBatches.put(s.firstOffset(), cb);
+                l.retainedBytes += cb.bytes;
+                l.retainedEntries += s.payload().size();
             }
             l.tail = throughOffset;
         }
@@ -207,13 +205,16 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             }
             long start = bound + 1;
             long bytes = 0;
-            for (Map.Entry<Long, byte[]> e : l.entries.tailMap(start, true).entrySet()) {
-                byte[] p = e.getValue();
-                if (out.size() >= maxEntries || (!out.isEmpty() && bytes + p.length > maxBytes)) {
-                    break;
+            Long from = l.committedBatches.floorKey(start); // the batch holding start, if one does
+            for (InMemoryLog.CommittedBatch b : l.committedBatches.tailMap(from != null ? from : start, true).values()) {
+                for (long off = Math.max(start, b.first); off <= b.last; off++) {
+                    byte[] p = b.payloads.get((int) (off - b.first));
+                    if (out.size() >= maxEntries || (!out.isEmpty() && bytes + p.length > maxBytes)) {
+                        return new ReadPage(out, l.tail);
+                    }
+                    out.add(new LogEntry(off, p.clone()));
+                    bytes += p.length;
                 }
-                out.add(new LogEntry(e.getKey(), p.clone()));
-                bytes += p.length;
             }
             return new ReadPage(out, l.tail);
         }
@@ -242,6 +243,7 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
                 return;
             }
             l.trimWatermark = throughInclusive; // hides the head from readers: it is removed below, off the monitor
+            l.accountStraddling(throughInclusive);
             l.staged.dropStartingThrough(throughInclusive);
             if (throughInclusive > l.tail) {
                 l.tail = throughInclusive;
