@@ -48,8 +48,8 @@ final class LogPipeline {
 
     private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
 
-    /** A batch in flight; as a step, its stage. */
-    private final class Batch implements Runnable {
+    /** A batch in flight; as a step, its stage. Package-private for {@link PipelineRecovery}. */
+    final class Batch implements Runnable {
         final List<PendingWrite> writes;
         final EncodedBatch encoded;
         BatchState st = BatchState.STAGING;
@@ -140,6 +140,7 @@ final class LogPipeline {
     // decides conditional writes at batch cut, so the log holds only their outcome (under lock)
     private final ConditionGate conditions;
     private final ProviderRetry retry;
+    private final PipelineRecovery recovery;
 
     // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
     private final CheckpointPolicy policy;
@@ -169,6 +170,7 @@ final class LogPipeline {
         this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
         this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
+        this.recovery = new PipelineRecovery(log, ctx, state, new RecoveryHost());
         this.queue = new AdmissionQueue(ctx.config);
         this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
         this.idleWatch = new IdleWatch(ctx.config.idleMergeDelay);
@@ -1330,6 +1332,10 @@ final class LogPipeline {
         updateSaturation();
     }
 
+    /**
+     * Under lock: the transition into recovery. Once a batch failed and no stage or commit runs, hands the batches in
+     * flight to {@link PipelineRecovery}; on a lost log, fails the batches left in flight instead.
+     */
     private void maybeRecover() {
         if (fatal != null) {
             if (staging == 0 && !committing && !recovering && !inFlight.isEmpty()) {
@@ -1348,54 +1354,41 @@ final class LogPipeline {
         recovering = true;
         List<Batch> batches = new ArrayList<>(inFlight);
         Throwable cause = failure;
-        dispatch(() -> runRecovery(batches, cause));
+        dispatch(() -> recovery.run(batches, cause));
     }
 
-    private void runRecovery(List<Batch> batches, Throwable cause) {
-        LogState st = null;
-        WalStorageException fenced = cause instanceof FencedException ? (FencedException) cause : null;
-        Throwable last = cause;
-        if (fenced == null) {
-            for (int attempt = 0; ; attempt++) {
-                try {
-                    ctx.stats.reconciles.increment();
-                    st = watched("reconcile", true, () -> {
-                        provider.reconcile(log, fence);
-                        return provider.state(log);
-                    });
-                    break;
-                } catch (FencedException e) {
-                    fenced = e;
-                    break;
-                } catch (ProviderUnavailableException e) {
-                    last = e;
-                    if (attempt >= ctx.config.maxRetries) {
-                        break;
-                    }
-                    retried(e);
-                    ctx.backoff(attempt);
-                } catch (RuntimeException e) {
-                    last = e;
-                    break;
-                } catch (Error e) {
-                    last = new WalStorageException(log, "reconcile failed with " + e, e);
-                    break;
-                }
-            }
+    /** What recovery reaches of this log; the methods marked so take the lock. */
+    private final class RecoveryHost implements PipelineRecovery.Host {
+        @Override
+        public LogState reconcile() {
+            return watched("reconcile", true, () -> {
+                provider.reconcile(log, fence);
+                return provider.state(log);
+            });
         }
-        ctx.stats.failedBatches.add(batches.size());
-        if (st != null) {
-            long tail = st.committedTail();
-            List<Batch> landed = new ArrayList<>(1);
-            for (Batch b : batches) {
-                if (b.encoded.lastOffset() <= tail && b.encoded.firstOffset() == state.appliedOffset + 1) {
-                    if (apply(b)) { // its commit did land
-                        landed.add(b);
-                    }
-                } else {
-                    failAll(b, false, cause);
-                }
-            }
+
+        @Override
+        public void retried(Throwable e) {
+            LogPipeline.this.retried(e);
+        }
+
+        @Override
+        public boolean apply(Batch b) {
+            return LogPipeline.this.apply(b);
+        }
+
+        @Override
+        public void failAll(Batch b, boolean uncertain, Throwable cause) {
+            LogPipeline.this.failAll(b, uncertain, cause);
+        }
+
+        @Override
+        public void completeCallers(List<Batch> batches) {
+            LogPipeline.this.completeCallers(batches);
+        }
+
+        @Override
+        public void resume(List<Batch> batches, long tail, Throwable cause) {
             lock.lock();
             try {
                 inFlight.removeAll(batches);
@@ -1418,21 +1411,22 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            if (!landed.isEmpty()) {
-                completeCallers(landed);
-            }
-        } else if (fenced != null) {
-            fencedBy = (FencedException) fenced;
-            tree.lostOwnership(log, (FencedException) fenced); // before any caller hears of it
-            for (Batch b : batches) {
-                failAll(b, b.uncertain, fenced);
-            }
+        }
+
+        @Override
+        public void fencedOut(FencedException e) {
+            fencedBy = e;
+            tree.lostOwnership(log, e); // before any caller hears of it
+        }
+
+        @Override
+        public void lost(List<Batch> batches, FencedException e) {
             lock.lock();
             try {
-                fatal = fenced;
+                fatal = e;
                 inFlight.removeAll(batches);
                 meters.inFlight(inFlight.size());
-                failQueued(fenced);
+                failQueued(e);
                 recovering = false;
                 updateSaturation();
                 changed.signalAll();
@@ -1440,12 +1434,10 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            LOG.error("log {}: fenced out by another writer; this process can no longer write it", log);
-        } else {
-            // The provider keeps failing: report what we know now, keep the batches to resolve them later.
-            for (Batch b : batches) {
-                failAll(b, b.uncertain, last);
-            }
+        }
+
+        @Override
+        public void gaveUp() {
             lock.lock();
             try {
                 recovering = false;
@@ -1453,18 +1445,15 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            long delay = Math.max(100, ctx.config.retryBackoff.toMillis() * 8);
+        }
+
+        @Override
+        public void recoverAgain() {
+            lock.lock();
             try {
-                ctx.timer.schedule(() -> {
-                    lock.lock();
-                    try {
-                        maybeRecover();
-                    } finally {
-                        lock.unlock();
-                    }
-                }, delay, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
-                LOG.debug("log {}: lattice closed before recovery could be retried", log);
+                maybeRecover();
+            } finally {
+                lock.unlock();
             }
         }
     }
