@@ -79,11 +79,9 @@ final class LogPipeline {
     }
 
     private final CommitStep commitStep = new CommitStep();
-    // calls and overdue actions as objects made once (no capturing lambda per write)
+    // calls as objects made once (no capturing lambda per write)
     private final java.util.function.Consumer<Batch> stageFn = this::stageBatch;
     private final java.util.function.Consumer<Batch> commitFn = this::commitThrough;
-    private final java.util.function.Consumer<CallWatchdog.Watch> overdueAnswering = w -> overdue(w, true);
-    private final java.util.function.Consumer<CallWatchdog.Watch> overdueQuiet = w -> overdue(w, false);
     // the lists of the batch being cut (under lock), reused; null while a cut holds them
     private ArrayList<PendingWrite> cutWrites = new ArrayList<>();
     private ArrayList<byte[]> cutEntries = new ArrayList<>();
@@ -126,9 +124,8 @@ final class LogPipeline {
     private boolean paused;
     private long nextOffset;
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
-    // provider calls past their deadline that have not returned yet (under lock)
-    private int overdueCalls;
-    private String overdueWhat;
+    // provider calls under the call deadline, and the overdue ones that have not returned yet (under lock)
+    private final OverdueCalls calls;
     // when a call last proved the fence current (a commit or an ownership check)
     private final FenceLease lease;
     // publishes checkpoints and trims; knows why the last one was refused or failed
@@ -169,7 +166,8 @@ final class LogPipeline {
         this.state = state;
         this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
-        this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
+        this.calls = new OverdueCalls(log, ctx.watchdog, lock, new OverdueHost());
+        this.retry = new ProviderRetry(log, ctx, calls::write, this::retried);
         this.recovery = new PipelineRecovery(log, ctx, state, new RecoveryHost());
         this.queue = new AdmissionQueue(ctx.config);
         this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
@@ -284,7 +282,7 @@ final class LogPipeline {
     }
 
     private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
-        return watched(op, false, call);
+        return calls.call(op, false, call);
     }
 
     private boolean publishManifest(byte[] manifest, long through) {
@@ -739,8 +737,8 @@ final class LogPipeline {
             return new WriteFailedException("log " + log + " cannot be written by this process any more: "
                     + fatal.getMessage(), fatal);
         }
-        if (overdueCalls > 0) {
-            return new LatticeSaturatedException("log " + log + ": " + overdueWhat + " has not returned within "
+        if (calls.overdueCount() > 0) {
+            return new LatticeSaturatedException("log " + log + ": " + calls.overdueWhat() + " has not returned within "
                     + ctx.watchdog.timeoutMillis() + " ms (LatticeConfig providerCallTimeout); writes are refused"
                     + " until it does", failure);
         }
@@ -1154,70 +1152,16 @@ final class LogPipeline {
         }
     }
 
-    /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
-    private void watchedWrite(String op, java.util.function.Consumer<Object> call, Object arg) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, overdueAnswering);
-        try {
-            call.accept(arg);
-        } finally {
-            unwatch(w);
+    /** What an overdue provider call does to this log. */
+    private final class OverdueHost implements OverdueCalls.Host {
+        @Override
+        public void noteOverdue() {
+            meters.overdue.increment();
+            lastTroubleNanos = System.nanoTime();
         }
-    }
 
-    /**
-     * Runs one provider call under the watchdog. When it is still running at its deadline and {@code answers} is
-     * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
-     */
-    private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, answers ? overdueAnswering : overdueQuiet);
-        try {
-            return call.get();
-        } finally {
-            unwatch(w);
-        }
-    }
-
-    /** The call returned: closes its watch; when it was overdue, writes are admitted again. */
-    private void unwatch(CallWatchdog.Watch w) {
-        w.close();
-        if (!w.fired) {
-            return;
-        }
-        lock.lock();
-        try {
-            w.returned = true;
-            if (w.counted) {
-                overdueCalls--;
-                updateSaturation();
-                space.signalAll();
-            }
-        } finally {
-            lock.unlock();
-        }
-        LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
-    }
-
-    /** Watchdog thread: a call passed its deadline. */
-    private void overdue(CallWatchdog.Watch w, boolean answers) {
-        meters.overdue.increment();
-        lastTroubleNanos = System.nanoTime();
-        LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what(),
-                ctx.watchdog.timeoutMillis());
-        if (!answers) {
-            return;
-        }
-        lock.lock();
-        try {
-            if (w.returned) {
-                return;
-            }
-            w.counted = true;
-            overdueCalls++;
-            overdueWhat = w.what();
-            ProviderUnavailableException cause = new ProviderUnavailableException(log, w.what()
-                    + " did not return within " + ctx.watchdog.timeoutMillis()
-                    + " ms (LatticeConfig providerCallTimeout)", null);
+        @Override
+        public void answerWrites(ProviderUnavailableException cause) {
             for (Batch b : inFlight) {
                 failAll(b, true, cause);
             }
@@ -1228,8 +1172,12 @@ final class LogPipeline {
             updateSaturation();
             space.signalAll();
             changed.signalAll();
-        } finally {
-            lock.unlock();
+        }
+
+        @Override
+        public void overdueReturned() {
+            updateSaturation();
+            space.signalAll();
         }
     }
 
@@ -1361,7 +1309,7 @@ final class LogPipeline {
     private final class RecoveryHost implements PipelineRecovery.Host {
         @Override
         public LogState reconcile() {
-            return watched("reconcile", true, () -> {
+            return calls.call("reconcile", true, () -> {
                 provider.reconcile(log, fence);
                 return provider.state(log);
             });
@@ -1487,7 +1435,7 @@ final class LogPipeline {
         double fill = queue.fill();
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
+        if (failed || fatal != null || calls.overdueCount() > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
             s = SaturationState.SATURATED;
         } else if (fill >= 0.5 || recentTrouble || checkpoints.issue() != null) {
             s = SaturationState.THROTTLED;
@@ -1608,7 +1556,7 @@ final class LogPipeline {
 
         @Override
         public void call(String op, Runnable call) {
-            watched(op, false, () -> {
+            calls.call(op, false, () -> {
                 call.run();
                 return null;
             });
@@ -1651,7 +1599,7 @@ final class LogPipeline {
     private final class LeaseHost implements FenceLease.Host {
         @Override
         public void checkFence(String op) {
-            watched(op, false, () -> {
+            calls.call(op, false, () -> {
                 provider.checkFence(log, fence);
                 return null;
             });
@@ -1742,8 +1690,8 @@ final class LogPipeline {
             } else if (fatal != null) {
                 out.add(new HealthIssue(log, HealthIssue.Kind.LOG_FAILED, fatal.getMessage()));
             }
-            if (overdueCalls > 0) {
-                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_CALL_OVERDUE, overdueWhat
+            if (calls.overdueCount() > 0) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_CALL_OVERDUE, calls.overdueWhat()
                         + " has not returned within " + ctx.watchdog.timeoutMillis() + " ms"));
             }
             if (failed && fatal == null && failure != null) {
