@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -139,20 +138,10 @@ final class LogPipeline {
     private final ProviderRetry retry;
     private final PipelineRecovery recovery;
 
-    // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
-    private final CheckpointPolicy policy;
-    /** Timer thread only: when this log stopped changing (idle merge of level 0). */
-    private final IdleWatch idleWatch;
-    private final AtomicBoolean checkpointRunning = new AtomicBoolean();
-    // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
-    private boolean checkpointDue;
-    // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
-    private volatile boolean flushRequested;
-    private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
+    // checkpoint and flush scheduling, flush and compaction (run maintenance)
+    private final PipelineMaintenance maintenance;
 
     private final PipelineMeters meters;
-    /** Flush and compaction when the provider has a run store; null otherwise (whole-partition checkpoints). */
-    private volatile RunMaintenance lsm;
 
     LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
                 long committedTail, long lastCheckpointOffset) {
@@ -170,24 +159,12 @@ final class LogPipeline {
         this.retry = new ProviderRetry(log, ctx, calls::write, this::retried);
         this.recovery = new PipelineRecovery(log, ctx, state, new RecoveryHost());
         this.queue = new AdmissionQueue(ctx.config);
-        this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
-        this.idleWatch = new IdleWatch(ctx.config.idleMergeDelay);
         adoptProviderTraits();
         this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
         this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
         this.lease = new FenceLease(log, tree.name(), ctx, new LeaseHost());
-        this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
-    }
-
-    /** Sets up flush and compaction; collects orphan runs and converts a whole-partition checkpoint in the background. */
-    private RunMaintenance startRunMaintenance() {
-        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall,
-                meters.tags);
-        if (state.loadedManifest != null) {
-            r.loaded(state.loadedManifest);
-        }
-        meters.runGauges(state);
-        return r;
+        this.maintenance = new PipelineMaintenance(log, ctx, state, committedTail - lastCheckpointOffset,
+                checkpoints, meters, calls, lock, changed, new MaintenanceHost(), provider, descriptor, fence);
     }
 
     /**
@@ -195,111 +172,12 @@ final class LogPipeline {
      * after the open. Not called for the logs of an open that failed, whose state was dropped.
      */
     void opened() {
-        RunMaintenance r = lsm;
-        if (r != null) {
-            // a moment later: the open's own provider calls (and whoever measures them) go first
-            ctx.timer.schedule(() -> {
-                try {
-                    ctx.maintenance.execute(() -> afterOpen(r));
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    LOG.debug("log {}: closed before its maintenance after the open", log);
-                }
-            }, AFTER_OPEN_DELAY_MILLIS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** Delay between a tree's open and its logs' orphan collection, conversion and due compactions. */
-    static final long AFTER_OPEN_DELAY_MILLIS = 2_000;
-
-    /**
-     * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
-     * no manifest names; then asks for the conversion of a whole-partition checkpoint, or for a compaction that is
-     * due, through the normal flush path.
-     */
-    private void afterOpen(RunMaintenance r) {
-        if (closing || fatal != null) {
-            return;
-        }
-        try {
-            r.collectOrphans();
-        } catch (FencedException e) {
-            lostOwnership(e);
-            return;
-        } catch (RuntimeException e) {
-            LOG.warn("log {}: orphan run collection after open failed (retried at the next open): {}", log,
-                    e.toString());
-        }
-        if (state.legacyCheckpointLoaded) {
-            flushRequested = true;
-            checkPolicySoon();
-        }
-        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
-    }
-
-    /**
-     * Has the checkpoint (flush) policy checked as soon as no commit runs: now if the applier role is free, else
-     * again shortly (a commit that ends on a path that does not look at the policy would leave it unchecked).
-     */
-    private void checkPolicySoon() {
-        lock.lock();
-        try {
-            checkpointDue = true;
-            maybeCheckpointIdle();
-            if (!checkpointDue || closing || fatal != null) {
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
-    }
-
-    private void signalChanged() {
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** @return true while this log's compaction runs (moves and close wait for it) */
-    private boolean compactionRunning() {
-        RunMaintenance r = lsm;
-        return r != null && r.compacting();
-    }
-
-    /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
-    private void maintenanceDone() {
-        checkpointRunning.set(false);
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        checkPolicySoon(); // writes that came meanwhile may be over the policy already
-    }
-
-    private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
-        return calls.call(op, false, call);
-    }
-
-    private boolean publishManifest(byte[] manifest, long through) {
-        boolean ok = publishAndTrim(manifest, through, dev.lattice.engine.lsm.ManifestCodec.FORMAT);
-        if (!ok && fatal != null) {
-            lsm.stop(); // the log was lost: nothing more to publish
-        }
-        return ok;
+        maintenance.opened();
     }
 
     /** Any thread: asks for a flush of this log's memtable (the memory budget runs low). */
     void requestFlush() {
-        if (lsm == null || flushRequested) {
-            return;
-        }
-        flushRequested = true;
-        checkPolicySoon();
+        maintenance.requestFlush();
     }
 
     /**
@@ -308,40 +186,12 @@ final class LogPipeline {
      * @return false when it did not end within {@code timeoutMillis}
      */
     boolean flushAndWait(long timeoutMillis) {
-        if (lsm == null) {
-            return true;
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        long start = flushesDone.get();
-        boolean asked = false;
-        while (System.nanoTime() < deadline) {
-            lock.lock();
-            try {
-                boolean idle = !checkpointRunning.get() && !committing && !compactionRunning();
-                if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
-                        && state.layers.current().frozen().isEmpty()) {
-                    return true;
-                }
-                if (idle && !flushRequested && flushesDone.get() == start) {
-                    asked = true;
-                    flushRequested = true;
-                    checkpointDue = true;
-                    maybeCheckpointIdle();
-                }
-                changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(20));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } finally {
-                lock.unlock();
-            }
-        }
-        return false;
+        return maintenance.flushAndWait(timeoutMillis);
     }
 
     /** @return true while a flush was asked for and its memtable not yet frozen */
     boolean flushRequested() {
-        return flushRequested;
+        return maintenance.flushRequested();
     }
 
     /** @return the memtable's estimated bytes */
@@ -351,7 +201,7 @@ final class LogPipeline {
 
     /** @return true when this log flushes memtables into runs */
     boolean hasRuns() {
-        return lsm != null;
+        return maintenance.hasRuns();
     }
 
     private void adoptProviderTraits() {
@@ -380,7 +230,7 @@ final class LogPipeline {
         lock.lock();
         try {
             paused = true;
-            while (!inFlight.isEmpty() || recovering || failed || checkpointRunning.get() || compactionRunning()) {
+            while (!inFlight.isEmpty() || recovering || failed || maintenance.running()) {
                 if (fatal != null) {
                     throw new LatticeException("log " + log + " cannot be written by this process any more", fatal);
                 }
@@ -425,20 +275,7 @@ final class LogPipeline {
             this.descriptor = target.descriptor();
             this.fence = targetFence;
             adoptProviderTraits();
-            RunMaintenance old = lsm;
-            if (descriptor.has(ProviderFeature.RUNS)) {
-                state.layers.rebind(provider.runs(), ctx.blockCache);
-                RunMaintenance next = new RunMaintenance(log, provider.runs(), targetFence, state, ctx,
-                        this::maintenanceCall, meters.tags);
-                if (old != null) {
-                    next.inherit(old);
-                } else {
-                    meters.runGauges(state);
-                }
-                lsm = next;
-            } else {
-                lsm = null;
-            }
+            maintenance.switchTo(provider, descriptor, targetFence);
         } finally {
             lock.unlock();
         }
@@ -1110,7 +947,7 @@ final class LogPipeline {
             }
             // asynchronous callers are answered after the commit role is let go: keep the batches apart
             List<Batch> toComplete = callersLeft ? new ArrayList<>(ready) : null;
-            maybeStartCheckpoint();
+            maintenance.maybeStartCheckpoint();
             lock.lock();
             try {
                 if (fromStage) {
@@ -1121,7 +958,7 @@ final class LogPipeline {
                 }
                 meters.inFlight(inFlight.size());
                 committing = false;
-                maybeCheckpointIdle();
+                maintenance.maybeCheckpointIdle();
                 pump();
                 maybeRecover();
                 changed.signalAll();
@@ -1207,7 +1044,7 @@ final class LogPipeline {
         }
         state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
-        policy.applied(n, b.encoded.payloadBytes());
+        maintenance.applied(n, b.encoded.payloadBytes());
         ctx.stats.batchesCommitted.increment();
         ctx.stats.entriesCommitted.add(n);
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
@@ -1450,91 +1287,64 @@ final class LogPipeline {
 
     // ------------------------------------------------------------------ checkpoints
 
-    /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
-    private void maybeStartCheckpoint() {
-        if (!policy.due(descriptor.replayCost(), policy.memtableFull(lsm != null, flushRequested, state))) {
-            return;
-        }
-        if (!checkpointRunning.compareAndSet(false, true)) {
-            return;
-        }
-        if (lsm != null) {
-            startFlush();
-            return;
-        }
-        byte[] snapshot = state.snapshot();
-        long through = state.appliedOffset;
-        policy.reset();
-        ctx.io.execute(() -> {
-            try {
-                publishAndTrim(snapshot, through, PartitionState.SNAPSHOT_FORMAT);
-            } finally {
-                checkpointRunning.set(false);
-                lock.lock();
-                try {
-                    checkpointDue = true; // writes that came meanwhile may be over the policy already
-                    maybeCheckpointIdle();
-                    changed.signalAll();
-                } finally {
-                    lock.unlock();
-                }
+    /** What the checkpoint and flush scheduling reaches of this log. */
+    private final class MaintenanceHost implements PipelineMaintenance.Host {
+        @Override
+        public boolean takeApplierRole() {
+            if (committing || recovering || failed || fatal != null || closing || paused) {
+                return false;
             }
-        });
-    }
-
-    /**
-     * Under lock: after a checkpoint finished, checks the policy again as soon as no commit runs (taking the
-     * applier role, so no batch is applied while the snapshot is taken). Without it, a burst of writes that ended
-     * while the checkpoint ran would leave the tail over the policy until the next write.
-     */
-    private void maybeCheckpointIdle() {
-        if (!checkpointDue || committing || recovering || failed || fatal != null || closing || paused) {
-            return;
+            committing = true;
+            return true;
         }
-        checkpointDue = false;
-        committing = true;
-        dispatch(() -> {
-            try {
-                maybeStartCheckpoint();
-            } finally {
-                lock.lock();
-                try {
-                    committing = false;
-                    pump();
-                    maybeRecover(); // a batch that failed meanwhile waited for the applier role to be free
-                    changed.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-            }
-        });
-    }
 
-    /** Applier (holding the maintenance flag): freezes the memtable and flushes it in the background. */
-    private void startFlush() {
-        flushRequested = false;
-        state.legacyCheckpointLoaded = false;
-        FrozenMemtable f = state.freeze();
-        policy.reset();
-        ctx.maintenance.execute(() -> {
+        @Override
+        public void releaseApplierRole() {
+            lock.lock();
             try {
-                RunMaintenance r = lsm;
-                if (r.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
-                    flushesDone.incrementAndGet();
-                    r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
-                }
-            } catch (FencedException e) {
-                lostOwnership(e);
-            } catch (RuntimeException e) {
-                LOG.warn("log {}: flush or compaction failed: {}", log, e.toString());
+                committing = false;
+                pump();
+                maybeRecover(); // a batch that failed meanwhile waited for the applier role to be free
+                changed.signalAll();
             } finally {
-                maintenanceDone();
+                lock.unlock();
             }
-        });
-    }
+        }
 
-    private boolean publishAndTrim(byte[] snapshot, long through, int format) {
-        return checkpoints.publishAndTrim(snapshot, through, format);
+        @Override
+        public boolean committing() {
+            return committing;
+        }
+
+        @Override
+        public boolean stopped() {
+            return closing || fatal != null;
+        }
+
+        @Override
+        public boolean lost() {
+            return fatal != null;
+        }
+
+        @Override
+        public boolean halted() {
+            return closing || paused || fatal != null || failed;
+        }
+
+        @Override
+        public void dispatch(Runnable step) {
+            LogPipeline.this.dispatch(step);
+        }
+
+        @Override
+        public dev.lattice.spi.ProviderDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
+        }
     }
 
     /** What the checkpoint publisher reaches of this log. */
@@ -1657,26 +1467,7 @@ final class LogPipeline {
      * @param nowNanos {@link System#nanoTime()} now
      */
     void checkIdle(long nowNanos) {
-        RunMaintenance r = lsm;
-        if (r == null) {
-            return;
-        }
-        long applied;
-        lock.lock();
-        try {
-            if (closing || paused || fatal != null || failed) {
-                return;
-            }
-            applied = state.appliedOffset;
-        } finally {
-            lock.unlock();
-        }
-        if (!idleWatch.idleNow(applied, nowNanos) || !r.idleMergeWorthwhile(0)) {
-            return;
-        }
-        LOG.debug("log {}: idle for {}; merging level 0", log, ctx.config.idleMergeDelay);
-        r.requestIdleMerge(); // the memtable stays: a tree that fits in memory keeps reading from it
-        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
+        maintenance.checkIdle(nowNanos);
     }
 
     /** @return what is wrong with this log now (empty when healthy) */
@@ -1714,9 +1505,7 @@ final class LogPipeline {
         lock.lock();
         try {
             closing = true;
-            if (lsm != null) {
-                lsm.stopCompactions();
-            }
+            maintenance.stopCompactions();
             failParked(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
                     + " waited for the keys of an atomic write"));
             failOverflow(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
@@ -1739,8 +1528,8 @@ final class LogPipeline {
         boolean drained;
         lock.lock();
         try {
-            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || checkpointRunning.get()
-                    || compactionRunning()) && fatal == null) {
+            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || maintenance.running())
+                    && fatal == null) {
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0) {
                     break;
@@ -1764,17 +1553,8 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > checkpoints.lastOffset()) {
-            checkpointRunning.set(true);
-            try {
-                if (lsm != null) {
-                    lsm.flush(state.freeze(), this::publishManifest, 3);
-                } else {
-                    publishAndTrim(state.snapshot(), state.appliedOffset, PartitionState.SNAPSHOT_FORMAT);
-                }
-            } finally {
-                checkpointRunning.set(false);
-            }
+        if (drained && fatal == null) {
+            maintenance.checkpointAtClose();
         }
         return drained;
     }
