@@ -28,8 +28,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * second concurrent stage only when at least {@code coalescingThreshold} writes wait, so that writes arriving while a
  * batch is staged coalesce into the next one. One commit runs at a time and covers every staged batch at the head of
  * {@link #inFlight}. The commit thread applies batches to {@link #state} and completes the callers' futures; it is
- * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery reconciles the
- * log, applies the batches that did land, fails the others, and resumes at the committed tail.
+ * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery
+ * ({@link PipelineRecovery}) reconciles the log, applies the batches that did land, fails the others, and resumes at
+ * the committed tail. After commits the checkpoint policy is asked whether a checkpoint or a memtable flush is due
+ * ({@link PipelineMaintenance}).
+ *
+ * <p>Parts in classes of their own: the admission queue and its overflow ({@link AdmissionQueue}), key locks
+ * ({@link KeyLocks}), conditional writes ({@link ConditionGate}), stage and commit retries ({@link ProviderRetry}),
+ * provider calls under the call deadline and what an overdue call does ({@link OverdueCalls}), recovery
+ * ({@link PipelineRecovery}), checkpoint and flush scheduling ({@link PipelineMaintenance}, with
+ * {@link CheckpointPolicy}, {@link CheckpointPublisher} and {@link RunMaintenance}), the fence lease
+ * ({@link FenceLease}) and the meters ({@link PipelineMeters}). They reach the pipeline through small host
+ * interfaces; the state machine's state and {@link #lock} stay here. The log's replay at open is {@link TreeReplay}.
  *
  * <p>Key locks: a multi-log atomic write locks its keys in each participant log from before its prepare entry is
  * admitted until its resolve entry is applied, so no other entry on those keys lies between the two in the log.

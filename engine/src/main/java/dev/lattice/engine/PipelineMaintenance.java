@@ -207,6 +207,7 @@ final class PipelineMaintenance {
         ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
     }
 
+    /** Wakes the pipeline's waiters (a compaction ended). */
     private void signalChanged() {
         lock.lock();
         try {
@@ -239,10 +240,16 @@ final class PipelineMaintenance {
         checkPolicySoon(); // writes that came meanwhile may be over the policy already
     }
 
+    /** A maintenance provider call under the call deadline (only logged when overdue). */
     private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
         return calls.call(op, false, call);
     }
 
+    /**
+     * Publishes a manifest as the log's checkpoint through offset {@code through} and trims the log to it.
+     *
+     * @return false when it failed (a lost log stops its run maintenance)
+     */
     private boolean publishManifest(byte[] manifest, long through) {
         boolean ok = publishAndTrim(manifest, through, dev.lattice.engine.lsm.ManifestCodec.FORMAT);
         if (!ok && host.lost()) {
@@ -386,6 +393,7 @@ final class PipelineMaintenance {
         });
     }
 
+    /** Publishes a checkpoint ({@code format}: snapshot or manifest) through {@code through} and trims the log. */
     private boolean publishAndTrim(byte[] snapshot, long through, int format) {
         return checkpoints.publishAndTrim(snapshot, through, format);
     }
