@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -29,8 +28,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * second concurrent stage only when at least {@code coalescingThreshold} writes wait, so that writes arriving while a
  * batch is staged coalesce into the next one. One commit runs at a time and covers every staged batch at the head of
  * {@link #inFlight}. The commit thread applies batches to {@link #state} and completes the callers' futures; it is
- * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery reconciles the
- * log, applies the batches that did land, fails the others, and resumes at the committed tail.
+ * the only writer of the state. A failed batch stops the pipeline; once nothing is running, recovery
+ * ({@link PipelineRecovery}) reconciles the log, applies the batches that did land, fails the others, and resumes at
+ * the committed tail. After commits the checkpoint policy is asked whether a checkpoint or a memtable flush is due
+ * ({@link PipelineMaintenance}).
+ *
+ * <p>Parts in classes of their own: the admission queue and its overflow ({@link AdmissionQueue}), key locks
+ * ({@link KeyLocks}), conditional writes ({@link ConditionGate}), stage and commit retries ({@link ProviderRetry}),
+ * provider calls under the call deadline and what an overdue call does ({@link OverdueCalls}), recovery
+ * ({@link PipelineRecovery}), checkpoint and flush scheduling ({@link PipelineMaintenance}, with
+ * {@link CheckpointPolicy}, {@link CheckpointPublisher} and {@link RunMaintenance}), the fence lease
+ * ({@link FenceLease}) and the meters ({@link PipelineMeters}). They reach the pipeline through small host
+ * interfaces; the state machine's state and {@link #lock} stay here. The log's replay at open is {@link TreeReplay}.
  *
  * <p>Key locks: a multi-log atomic write locks its keys in each participant log from before its prepare entry is
  * admitted until its resolve entry is applied, so no other entry on those keys lies between the two in the log.
@@ -48,8 +57,8 @@ final class LogPipeline {
 
     private enum BatchState { STAGING, STAGED, COMMITTING, FAILED }
 
-    /** A batch in flight; as a step, its stage. */
-    private final class Batch implements Runnable {
+    /** A batch in flight; as a step, its stage. Package-private for {@link PipelineRecovery}. */
+    final class Batch implements Runnable {
         final List<PendingWrite> writes;
         final EncodedBatch encoded;
         BatchState st = BatchState.STAGING;
@@ -79,11 +88,9 @@ final class LogPipeline {
     }
 
     private final CommitStep commitStep = new CommitStep();
-    // calls and overdue actions as objects made once (no capturing lambda per write)
+    // calls as objects made once (no capturing lambda per write)
     private final java.util.function.Consumer<Batch> stageFn = this::stageBatch;
     private final java.util.function.Consumer<Batch> commitFn = this::commitThrough;
-    private final java.util.function.Consumer<CallWatchdog.Watch> overdueAnswering = w -> overdue(w, true);
-    private final java.util.function.Consumer<CallWatchdog.Watch> overdueQuiet = w -> overdue(w, false);
     // the lists of the batch being cut (under lock), reused; null while a cut holds them
     private ArrayList<PendingWrite> cutWrites = new ArrayList<>();
     private ArrayList<byte[]> cutEntries = new ArrayList<>();
@@ -126,9 +133,8 @@ final class LogPipeline {
     private boolean paused;
     private long nextOffset;
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
-    // provider calls past their deadline that have not returned yet (under lock)
-    private int overdueCalls;
-    private String overdueWhat;
+    // provider calls under the call deadline, and the overdue ones that have not returned yet (under lock)
+    private final OverdueCalls calls;
     // when a call last proved the fence current (a commit or an ownership check)
     private final FenceLease lease;
     // publishes checkpoints and trims; knows why the last one was refused or failed
@@ -140,21 +146,12 @@ final class LogPipeline {
     // decides conditional writes at batch cut, so the log holds only their outcome (under lock)
     private final ConditionGate conditions;
     private final ProviderRetry retry;
+    private final PipelineRecovery recovery;
 
-    // checkpoint bookkeeping: the policy is touched by the applier thread only, plus the running flag
-    private final CheckpointPolicy policy;
-    /** Timer thread only: when this log stopped changing (idle merge of level 0). */
-    private final IdleWatch idleWatch;
-    private final AtomicBoolean checkpointRunning = new AtomicBoolean();
-    // a checkpoint finished: the policy is checked again by the next holder of the applier role (under lock)
-    private boolean checkpointDue;
-    // a flush was asked for by a writer that found the memory budget spent (under lock / applier)
-    private volatile boolean flushRequested;
-    private final java.util.concurrent.atomic.AtomicLong flushesDone = new java.util.concurrent.atomic.AtomicLong();
+    // checkpoint and flush scheduling, flush and compaction (run maintenance)
+    private final PipelineMaintenance maintenance;
 
     private final PipelineMeters meters;
-    /** Flush and compaction when the provider has a run store; null otherwise (whole-partition checkpoints). */
-    private volatile RunMaintenance lsm;
 
     LogPipeline(EngineContext ctx, ProviderHandle handle, TreeImpl tree, LogId log, Fence fence, PartitionState state,
                 long committedTail, long lastCheckpointOffset) {
@@ -168,26 +165,16 @@ final class LogPipeline {
         this.state = state;
         this.conditions = new ConditionGate(state);
         this.nextOffset = committedTail + 1;
-        this.retry = new ProviderRetry(log, ctx, this::watchedWrite, this::retried);
+        this.calls = new OverdueCalls(log, ctx.watchdog, lock, new OverdueHost());
+        this.retry = new ProviderRetry(log, ctx, calls::write, this::retried);
+        this.recovery = new PipelineRecovery(log, ctx, state, new RecoveryHost());
         this.queue = new AdmissionQueue(ctx.config);
-        this.policy = new CheckpointPolicy(ctx.config, committedTail - lastCheckpointOffset);
-        this.idleWatch = new IdleWatch(ctx.config.idleMergeDelay);
         adoptProviderTraits();
         this.meters = new PipelineMeters(ctx.meters, log, handle.key(), this::queuedSize);
         this.checkpoints = new CheckpointPublisher(log, ctx, meters, new PublisherHost(), lastCheckpointOffset);
         this.lease = new FenceLease(log, tree.name(), ctx, new LeaseHost());
-        this.lsm = descriptor.has(ProviderFeature.RUNS) ? startRunMaintenance() : null;
-    }
-
-    /** Sets up flush and compaction; collects orphan runs and converts a whole-partition checkpoint in the background. */
-    private RunMaintenance startRunMaintenance() {
-        RunMaintenance r = new RunMaintenance(log, provider.runs(), fence, state, ctx, this::maintenanceCall,
-                meters.tags);
-        if (state.loadedManifest != null) {
-            r.loaded(state.loadedManifest);
-        }
-        meters.runGauges(state);
-        return r;
+        this.maintenance = new PipelineMaintenance(log, ctx, state, committedTail - lastCheckpointOffset,
+                checkpoints, meters, calls, lock, changed, new MaintenanceHost(), provider, descriptor, fence);
     }
 
     /**
@@ -195,111 +182,12 @@ final class LogPipeline {
      * after the open. Not called for the logs of an open that failed, whose state was dropped.
      */
     void opened() {
-        RunMaintenance r = lsm;
-        if (r != null) {
-            // a moment later: the open's own provider calls (and whoever measures them) go first
-            ctx.timer.schedule(() -> {
-                try {
-                    ctx.maintenance.execute(() -> afterOpen(r));
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    LOG.debug("log {}: closed before its maintenance after the open", log);
-                }
-            }, AFTER_OPEN_DELAY_MILLIS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** Delay between a tree's open and its logs' orphan collection, conversion and due compactions. */
-    static final long AFTER_OPEN_DELAY_MILLIS = 2_000;
-
-    /**
-     * After the open, beside the log's flushes (orphan collection skips runs of this process's epoch): deletes runs
-     * no manifest names; then asks for the conversion of a whole-partition checkpoint, or for a compaction that is
-     * due, through the normal flush path.
-     */
-    private void afterOpen(RunMaintenance r) {
-        if (closing || fatal != null) {
-            return;
-        }
-        try {
-            r.collectOrphans();
-        } catch (FencedException e) {
-            lostOwnership(e);
-            return;
-        } catch (RuntimeException e) {
-            LOG.warn("log {}: orphan run collection after open failed (retried at the next open): {}", log,
-                    e.toString());
-        }
-        if (state.legacyCheckpointLoaded) {
-            flushRequested = true;
-            checkPolicySoon();
-        }
-        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
-    }
-
-    /**
-     * Has the checkpoint (flush) policy checked as soon as no commit runs: now if the applier role is free, else
-     * again shortly (a commit that ends on a path that does not look at the policy would leave it unchecked).
-     */
-    private void checkPolicySoon() {
-        lock.lock();
-        try {
-            checkpointDue = true;
-            maybeCheckpointIdle();
-            if (!checkpointDue || closing || fatal != null) {
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        ctx.timer.schedule(this::checkPolicySoon, 20, TimeUnit.MILLISECONDS);
-    }
-
-    private void signalChanged() {
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** @return true while this log's compaction runs (moves and close wait for it) */
-    private boolean compactionRunning() {
-        RunMaintenance r = lsm;
-        return r != null && r.compacting();
-    }
-
-    /** Maintenance task ended: the flag is free, and the policy is checked again once no commit runs. */
-    private void maintenanceDone() {
-        checkpointRunning.set(false);
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        checkPolicySoon(); // writes that came meanwhile may be over the policy already
-    }
-
-    private <T> T maintenanceCall(String op, java.util.function.Supplier<T> call) {
-        return watched(op, false, call);
-    }
-
-    private boolean publishManifest(byte[] manifest, long through) {
-        boolean ok = publishAndTrim(manifest, through, dev.lattice.engine.lsm.ManifestCodec.FORMAT);
-        if (!ok && fatal != null) {
-            lsm.stop(); // the log was lost: nothing more to publish
-        }
-        return ok;
+        maintenance.opened();
     }
 
     /** Any thread: asks for a flush of this log's memtable (the memory budget runs low). */
     void requestFlush() {
-        if (lsm == null || flushRequested) {
-            return;
-        }
-        flushRequested = true;
-        checkPolicySoon();
+        maintenance.requestFlush();
     }
 
     /**
@@ -308,40 +196,12 @@ final class LogPipeline {
      * @return false when it did not end within {@code timeoutMillis}
      */
     boolean flushAndWait(long timeoutMillis) {
-        if (lsm == null) {
-            return true;
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        long start = flushesDone.get();
-        boolean asked = false;
-        while (System.nanoTime() < deadline) {
-            lock.lock();
-            try {
-                boolean idle = !checkpointRunning.get() && !committing && !compactionRunning();
-                if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
-                        && state.layers.current().frozen().isEmpty()) {
-                    return true;
-                }
-                if (idle && !flushRequested && flushesDone.get() == start) {
-                    asked = true;
-                    flushRequested = true;
-                    checkpointDue = true;
-                    maybeCheckpointIdle();
-                }
-                changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(20));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } finally {
-                lock.unlock();
-            }
-        }
-        return false;
+        return maintenance.flushAndWait(timeoutMillis);
     }
 
     /** @return true while a flush was asked for and its memtable not yet frozen */
     boolean flushRequested() {
-        return flushRequested;
+        return maintenance.flushRequested();
     }
 
     /** @return the memtable's estimated bytes */
@@ -351,7 +211,7 @@ final class LogPipeline {
 
     /** @return true when this log flushes memtables into runs */
     boolean hasRuns() {
-        return lsm != null;
+        return maintenance.hasRuns();
     }
 
     private void adoptProviderTraits() {
@@ -380,7 +240,7 @@ final class LogPipeline {
         lock.lock();
         try {
             paused = true;
-            while (!inFlight.isEmpty() || recovering || failed || checkpointRunning.get() || compactionRunning()) {
+            while (!inFlight.isEmpty() || recovering || failed || maintenance.running()) {
                 if (fatal != null) {
                     throw new LatticeException("log " + log + " cannot be written by this process any more", fatal);
                 }
@@ -425,20 +285,7 @@ final class LogPipeline {
             this.descriptor = target.descriptor();
             this.fence = targetFence;
             adoptProviderTraits();
-            RunMaintenance old = lsm;
-            if (descriptor.has(ProviderFeature.RUNS)) {
-                state.layers.rebind(provider.runs(), ctx.blockCache);
-                RunMaintenance next = new RunMaintenance(log, provider.runs(), targetFence, state, ctx,
-                        this::maintenanceCall, meters.tags);
-                if (old != null) {
-                    next.inherit(old);
-                } else {
-                    meters.runGauges(state);
-                }
-                lsm = next;
-            } else {
-                lsm = null;
-            }
+            maintenance.switchTo(provider, descriptor, targetFence);
         } finally {
             lock.unlock();
         }
@@ -737,8 +584,8 @@ final class LogPipeline {
             return new WriteFailedException("log " + log + " cannot be written by this process any more: "
                     + fatal.getMessage(), fatal);
         }
-        if (overdueCalls > 0) {
-            return new LatticeSaturatedException("log " + log + ": " + overdueWhat + " has not returned within "
+        if (calls.overdueCount() > 0) {
+            return new LatticeSaturatedException("log " + log + ": " + calls.overdueWhat() + " has not returned within "
                     + ctx.watchdog.timeoutMillis() + " ms (LatticeConfig providerCallTimeout); writes are refused"
                     + " until it does", failure);
         }
@@ -1112,7 +959,7 @@ final class LogPipeline {
             }
             // asynchronous callers are answered after the commit role is let go: keep the batches apart
             List<Batch> toComplete = callersLeft ? new ArrayList<>(ready) : null;
-            maybeStartCheckpoint();
+            maintenance.maybeStartCheckpoint();
             lock.lock();
             try {
                 if (fromStage) {
@@ -1123,7 +970,7 @@ final class LogPipeline {
                 }
                 meters.inFlight(inFlight.size());
                 committing = false;
-                maybeCheckpointIdle();
+                maintenance.maybeCheckpointIdle();
                 pump();
                 maybeRecover();
                 changed.signalAll();
@@ -1154,70 +1001,16 @@ final class LogPipeline {
         }
     }
 
-    /** A stage or commit attempt under the call deadline (answering the writes in flight when it is overdue). */
-    private void watchedWrite(String op, java.util.function.Consumer<Object> call, Object arg) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, overdueAnswering);
-        try {
-            call.accept(arg);
-        } finally {
-            unwatch(w);
+    /** What an overdue provider call does to this log. */
+    private final class OverdueHost implements OverdueCalls.Host {
+        @Override
+        public void noteOverdue() {
+            meters.overdue.increment();
+            lastTroubleNanos = System.nanoTime();
         }
-    }
 
-    /**
-     * Runs one provider call under the watchdog. When it is still running at its deadline and {@code answers} is
-     * set, the writes in flight are answered as uncertain and new writes are refused until it returns.
-     */
-    private <T> T watched(String op, boolean answers, java.util.function.Supplier<T> call) {
-        CallWatchdog.Watch w = ctx.watchdog.watch(op, log, answers ? overdueAnswering : overdueQuiet);
-        try {
-            return call.get();
-        } finally {
-            unwatch(w);
-        }
-    }
-
-    /** The call returned: closes its watch; when it was overdue, writes are admitted again. */
-    private void unwatch(CallWatchdog.Watch w) {
-        w.close();
-        if (!w.fired) {
-            return;
-        }
-        lock.lock();
-        try {
-            w.returned = true;
-            if (w.counted) {
-                overdueCalls--;
-                updateSaturation();
-                space.signalAll();
-            }
-        } finally {
-            lock.unlock();
-        }
-        LOG.info("log {}: {} returned {} ms after its deadline", log, w.what(),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.deadlineNanos));
-    }
-
-    /** Watchdog thread: a call passed its deadline. */
-    private void overdue(CallWatchdog.Watch w, boolean answers) {
-        meters.overdue.increment();
-        lastTroubleNanos = System.nanoTime();
-        LOG.warn("log {}: {} did not return within {} ms (LatticeConfig providerCallTimeout)", log, w.what(),
-                ctx.watchdog.timeoutMillis());
-        if (!answers) {
-            return;
-        }
-        lock.lock();
-        try {
-            if (w.returned) {
-                return;
-            }
-            w.counted = true;
-            overdueCalls++;
-            overdueWhat = w.what();
-            ProviderUnavailableException cause = new ProviderUnavailableException(log, w.what()
-                    + " did not return within " + ctx.watchdog.timeoutMillis()
-                    + " ms (LatticeConfig providerCallTimeout)", null);
+        @Override
+        public void answerWrites(ProviderUnavailableException cause) {
             for (Batch b : inFlight) {
                 failAll(b, true, cause);
             }
@@ -1228,8 +1021,12 @@ final class LogPipeline {
             updateSaturation();
             space.signalAll();
             changed.signalAll();
-        } finally {
-            lock.unlock();
+        }
+
+        @Override
+        public void overdueReturned() {
+            updateSaturation();
+            space.signalAll();
         }
     }
 
@@ -1259,7 +1056,7 @@ final class LogPipeline {
         }
         state.compactChained();
         state.appliedOffset = b.encoded.lastOffset();
-        policy.applied(n, b.encoded.payloadBytes());
+        maintenance.applied(n, b.encoded.payloadBytes());
         ctx.stats.batchesCommitted.increment();
         ctx.stats.entriesCommitted.add(n);
         ctx.stats.bytesCommitted.add(b.encoded.payloadBytes());
@@ -1332,6 +1129,10 @@ final class LogPipeline {
         updateSaturation();
     }
 
+    /**
+     * Under lock: the transition into recovery. Once a batch failed and no stage or commit runs, hands the batches in
+     * flight to {@link PipelineRecovery}; on a lost log, fails the batches left in flight instead.
+     */
     private void maybeRecover() {
         if (fatal != null) {
             if (staging == 0 && !committing && !recovering && !inFlight.isEmpty()) {
@@ -1350,54 +1151,41 @@ final class LogPipeline {
         recovering = true;
         List<Batch> batches = new ArrayList<>(inFlight);
         Throwable cause = failure;
-        dispatch(() -> runRecovery(batches, cause));
+        dispatch(() -> recovery.run(batches, cause));
     }
 
-    private void runRecovery(List<Batch> batches, Throwable cause) {
-        LogState st = null;
-        WalStorageException fenced = cause instanceof FencedException ? (FencedException) cause : null;
-        Throwable last = cause;
-        if (fenced == null) {
-            for (int attempt = 0; ; attempt++) {
-                try {
-                    ctx.stats.reconciles.increment();
-                    st = watched("reconcile", true, () -> {
-                        provider.reconcile(log, fence);
-                        return provider.state(log);
-                    });
-                    break;
-                } catch (FencedException e) {
-                    fenced = e;
-                    break;
-                } catch (ProviderUnavailableException e) {
-                    last = e;
-                    if (attempt >= ctx.config.maxRetries) {
-                        break;
-                    }
-                    retried(e);
-                    ctx.backoff(attempt);
-                } catch (RuntimeException e) {
-                    last = e;
-                    break;
-                } catch (Error e) {
-                    last = new WalStorageException(log, "reconcile failed with " + e, e);
-                    break;
-                }
-            }
+    /** What recovery reaches of this log; the methods marked so take the lock. */
+    private final class RecoveryHost implements PipelineRecovery.Host {
+        @Override
+        public LogState reconcile() {
+            return calls.call("reconcile", true, () -> {
+                provider.reconcile(log, fence);
+                return provider.state(log);
+            });
         }
-        ctx.stats.failedBatches.add(batches.size());
-        if (st != null) {
-            long tail = st.committedTail();
-            List<Batch> landed = new ArrayList<>(1);
-            for (Batch b : batches) {
-                if (b.encoded.lastOffset() <= tail && b.encoded.firstOffset() == state.appliedOffset + 1) {
-                    if (apply(b)) { // its commit did land
-                        landed.add(b);
-                    }
-                } else {
-                    failAll(b, false, cause);
-                }
-            }
+
+        @Override
+        public void retried(Throwable e) {
+            LogPipeline.this.retried(e);
+        }
+
+        @Override
+        public boolean apply(Batch b) {
+            return LogPipeline.this.apply(b);
+        }
+
+        @Override
+        public void failAll(Batch b, boolean uncertain, Throwable cause) {
+            LogPipeline.this.failAll(b, uncertain, cause);
+        }
+
+        @Override
+        public void completeCallers(List<Batch> batches) {
+            LogPipeline.this.completeCallers(batches);
+        }
+
+        @Override
+        public void resume(List<Batch> batches, long tail, Throwable cause) {
             lock.lock();
             try {
                 inFlight.removeAll(batches);
@@ -1420,21 +1208,22 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            if (!landed.isEmpty()) {
-                completeCallers(landed);
-            }
-        } else if (fenced != null) {
-            fencedBy = (FencedException) fenced;
-            tree.lostOwnership(log, (FencedException) fenced); // before any caller hears of it
-            for (Batch b : batches) {
-                failAll(b, b.uncertain, fenced);
-            }
+        }
+
+        @Override
+        public void fencedOut(FencedException e) {
+            fencedBy = e;
+            tree.lostOwnership(log, e); // before any caller hears of it
+        }
+
+        @Override
+        public void lost(List<Batch> batches, FencedException e) {
             lock.lock();
             try {
-                fatal = fenced;
+                fatal = e;
                 inFlight.removeAll(batches);
                 meters.inFlight(inFlight.size());
-                failQueued(fenced);
+                failQueued(e);
                 recovering = false;
                 updateSaturation();
                 changed.signalAll();
@@ -1442,12 +1231,10 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            LOG.error("log {}: fenced out by another writer; this process can no longer write it", log);
-        } else {
-            // The provider keeps failing: report what we know now, keep the batches to resolve them later.
-            for (Batch b : batches) {
-                failAll(b, b.uncertain, last);
-            }
+        }
+
+        @Override
+        public void gaveUp() {
             lock.lock();
             try {
                 recovering = false;
@@ -1455,18 +1242,15 @@ final class LogPipeline {
             } finally {
                 lock.unlock();
             }
-            long delay = Math.max(100, ctx.config.retryBackoff.toMillis() * 8);
+        }
+
+        @Override
+        public void recoverAgain() {
+            lock.lock();
             try {
-                ctx.timer.schedule(() -> {
-                    lock.lock();
-                    try {
-                        maybeRecover();
-                    } finally {
-                        lock.unlock();
-                    }
-                }, delay, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
-                LOG.debug("log {}: lattice closed before recovery could be retried", log);
+                maybeRecover();
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -1500,7 +1284,7 @@ final class LogPipeline {
         double fill = queue.fill();
         boolean recentTrouble = System.nanoTime() - lastTroubleNanos < TimeUnit.SECONDS.toNanos(1);
         SaturationState s;
-        if (failed || fatal != null || overdueCalls > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
+        if (failed || fatal != null || calls.overdueCount() > 0 || fill >= 0.9 || !queue.overflowEmpty()) {
             s = SaturationState.SATURATED;
         } else if (fill >= 0.5 || recentTrouble || checkpoints.issue() != null) {
             s = SaturationState.THROTTLED;
@@ -1515,91 +1299,64 @@ final class LogPipeline {
 
     // ------------------------------------------------------------------ checkpoints
 
-    /** Applier thread: snapshots the state when the policy says so and publishes it in the background. */
-    private void maybeStartCheckpoint() {
-        if (!policy.due(descriptor.replayCost(), policy.memtableFull(lsm != null, flushRequested, state))) {
-            return;
-        }
-        if (!checkpointRunning.compareAndSet(false, true)) {
-            return;
-        }
-        if (lsm != null) {
-            startFlush();
-            return;
-        }
-        byte[] snapshot = state.snapshot();
-        long through = state.appliedOffset;
-        policy.reset();
-        ctx.io.execute(() -> {
-            try {
-                publishAndTrim(snapshot, through, PartitionState.SNAPSHOT_FORMAT);
-            } finally {
-                checkpointRunning.set(false);
-                lock.lock();
-                try {
-                    checkpointDue = true; // writes that came meanwhile may be over the policy already
-                    maybeCheckpointIdle();
-                    changed.signalAll();
-                } finally {
-                    lock.unlock();
-                }
+    /** What the checkpoint and flush scheduling reaches of this log. */
+    private final class MaintenanceHost implements PipelineMaintenance.Host {
+        @Override
+        public boolean takeApplierRole() {
+            if (committing || recovering || failed || fatal != null || closing || paused) {
+                return false;
             }
-        });
-    }
-
-    /**
-     * Under lock: after a checkpoint finished, checks the policy again as soon as no commit runs (taking the
-     * applier role, so no batch is applied while the snapshot is taken). Without it, a burst of writes that ended
-     * while the checkpoint ran would leave the tail over the policy until the next write.
-     */
-    private void maybeCheckpointIdle() {
-        if (!checkpointDue || committing || recovering || failed || fatal != null || closing || paused) {
-            return;
+            committing = true;
+            return true;
         }
-        checkpointDue = false;
-        committing = true;
-        dispatch(() -> {
-            try {
-                maybeStartCheckpoint();
-            } finally {
-                lock.lock();
-                try {
-                    committing = false;
-                    pump();
-                    maybeRecover(); // a batch that failed meanwhile waited for the applier role to be free
-                    changed.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-            }
-        });
-    }
 
-    /** Applier (holding the maintenance flag): freezes the memtable and flushes it in the background. */
-    private void startFlush() {
-        flushRequested = false;
-        state.legacyCheckpointLoaded = false;
-        FrozenMemtable f = state.freeze();
-        policy.reset();
-        ctx.maintenance.execute(() -> {
+        @Override
+        public void releaseApplierRole() {
+            lock.lock();
             try {
-                RunMaintenance r = lsm;
-                if (r.flush(f, this::publishManifest, Integer.MAX_VALUE)) {
-                    flushesDone.incrementAndGet();
-                    r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
-                }
-            } catch (FencedException e) {
-                lostOwnership(e);
-            } catch (RuntimeException e) {
-                LOG.warn("log {}: flush or compaction failed: {}", log, e.toString());
+                committing = false;
+                pump();
+                maybeRecover(); // a batch that failed meanwhile waited for the applier role to be free
+                changed.signalAll();
             } finally {
-                maintenanceDone();
+                lock.unlock();
             }
-        });
-    }
+        }
 
-    private boolean publishAndTrim(byte[] snapshot, long through, int format) {
-        return checkpoints.publishAndTrim(snapshot, through, format);
+        @Override
+        public boolean committing() {
+            return committing;
+        }
+
+        @Override
+        public boolean stopped() {
+            return closing || fatal != null;
+        }
+
+        @Override
+        public boolean lost() {
+            return fatal != null;
+        }
+
+        @Override
+        public boolean halted() {
+            return closing || paused || fatal != null || failed;
+        }
+
+        @Override
+        public void dispatch(Runnable step) {
+            LogPipeline.this.dispatch(step);
+        }
+
+        @Override
+        public dev.lattice.spi.ProviderDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void lostOwnership(FencedException e) {
+            LogPipeline.this.lostOwnership(e);
+        }
     }
 
     /** What the checkpoint publisher reaches of this log. */
@@ -1621,7 +1378,7 @@ final class LogPipeline {
 
         @Override
         public void call(String op, Runnable call) {
-            watched(op, false, () -> {
+            calls.call(op, false, () -> {
                 call.run();
                 return null;
             });
@@ -1664,7 +1421,7 @@ final class LogPipeline {
     private final class LeaseHost implements FenceLease.Host {
         @Override
         public void checkFence(String op) {
-            watched(op, false, () -> {
+            calls.call(op, false, () -> {
                 provider.checkFence(log, fence);
                 return null;
             });
@@ -1722,26 +1479,7 @@ final class LogPipeline {
      * @param nowNanos {@link System#nanoTime()} now
      */
     void checkIdle(long nowNanos) {
-        RunMaintenance r = lsm;
-        if (r == null) {
-            return;
-        }
-        long applied;
-        lock.lock();
-        try {
-            if (closing || paused || fatal != null || failed) {
-                return;
-            }
-            applied = state.appliedOffset;
-        } finally {
-            lock.unlock();
-        }
-        if (!idleWatch.idleNow(applied, nowNanos) || !r.idleMergeWorthwhile(0)) {
-            return;
-        }
-        LOG.debug("log {}: idle for {}; merging level 0", log, ctx.config.idleMergeDelay);
-        r.requestIdleMerge(); // the memtable stays: a tree that fits in memory keeps reading from it
-        r.compactInBackground(ctx.maintenance, this::publishManifest, this::signalChanged);
+        maintenance.checkIdle(nowNanos);
     }
 
     /** @return what is wrong with this log now (empty when healthy) */
@@ -1755,8 +1493,8 @@ final class LogPipeline {
             } else if (fatal != null) {
                 out.add(new HealthIssue(log, HealthIssue.Kind.LOG_FAILED, fatal.getMessage()));
             }
-            if (overdueCalls > 0) {
-                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_CALL_OVERDUE, overdueWhat
+            if (calls.overdueCount() > 0) {
+                out.add(new HealthIssue(log, HealthIssue.Kind.PROVIDER_CALL_OVERDUE, calls.overdueWhat()
                         + " has not returned within " + ctx.watchdog.timeoutMillis() + " ms"));
             }
             if (failed && fatal == null && failure != null) {
@@ -1779,9 +1517,7 @@ final class LogPipeline {
         lock.lock();
         try {
             closing = true;
-            if (lsm != null) {
-                lsm.stopCompactions();
-            }
+            maintenance.stopCompactions();
             failParked(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
                     + " waited for the keys of an atomic write"));
             failOverflow(() -> new LatticeShuttingDownException("lattice is closing; the write to " + log
@@ -1804,8 +1540,8 @@ final class LogPipeline {
         boolean drained;
         lock.lock();
         try {
-            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || checkpointRunning.get()
-                    || compactionRunning()) && fatal == null) {
+            while ((!queue.isEmpty() || !inFlight.isEmpty() || recovering || maintenance.running())
+                    && fatal == null) {
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0) {
                     break;
@@ -1829,17 +1565,8 @@ final class LogPipeline {
         } finally {
             lock.unlock();
         }
-        if (drained && fatal == null && !checkpointRunning.get() && state.appliedOffset > checkpoints.lastOffset()) {
-            checkpointRunning.set(true);
-            try {
-                if (lsm != null) {
-                    lsm.flush(state.freeze(), this::publishManifest, 3);
-                } else {
-                    publishAndTrim(state.snapshot(), state.appliedOffset, PartitionState.SNAPSHOT_FORMAT);
-                }
-            } finally {
-                checkpointRunning.set(false);
-            }
+        if (drained && fatal == null) {
+            maintenance.checkpointAtClose();
         }
         return drained;
     }
