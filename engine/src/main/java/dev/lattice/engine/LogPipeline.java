@@ -402,7 +402,7 @@ final class LogPipeline {
 
     /**
      * Admits the writes of a blocking {@code putAll} that fall in this log in one go (each waiting for room up to the
-     * admission timeout, in order) for a caller that then leads with {@link #awaitAll}; the batches they form are
+     * admission timeout, in order) for a caller that then leads with {@link #lead}; the batches they form are
      * staged and committed on the caller's thread where the provider's calls are local.
      */
     void submitAll(List<PendingWrite> ws, StepRunner me) {
@@ -511,9 +511,9 @@ final class LogPipeline {
 
     /**
      * Admits a write of an asynchronous caller without blocking its thread. When the queue is full the write waits
-     * for room as part of its future (in {@link #overflow}, at most {@code maxQueuedEntriesPerLog} writes, admitted
-     * in order as batches are cut); when that is full too the future fails at once with
-     * {@link LatticeSaturatedException}. Other refusals complete the future exceptionally as {@link #submit} does.
+     * for room as part of its future (in the {@link AdmissionQueue}'s overflow, at most
+     * {@code maxQueuedEntriesPerLog} writes, admitted in order as batches are cut); when that is full too the future
+     * fails at once with {@link LatticeSaturatedException}. Other refusals complete the future exceptionally as {@link #submit} does.
      */
     void submitAsync(PendingWrite w) {
         lock.lock();
