@@ -1,6 +1,7 @@
 package dev.lattice.engine;
 
 import dev.lattice.engine.lsm.RunEntry;
+import dev.lattice.engine.lsm.RunReader;
 import dev.lattice.spi.RunNotFoundException;
 
 import java.lang.ref.Cleaner;
@@ -290,18 +291,35 @@ final class PartitionLayers {
     /** K-way merge of the memtable, the frozen memtables and the runs of one partition. */
     private static final class ScanMerge implements Iterator<Map.Entry<String, Object>> {
 
-        /** One layer's iterator and its head. */
+        /**
+         * One layer's position: a memtable's (or a reverse run scan's) iterator, or a forward run scan's cursor, whose
+         * entry is decoded whole only when the merge takes it.
+         */
         private static final class Head {
             final Iterator<?> it;
+            final RunReader.Scan run;
             String key;
-            Object value; // memtable object, or RunEntry
+            Object value; // memtable object or RunEntry; unused for a run cursor
 
             Head(Iterator<?> it) {
                 this.it = it;
+                this.run = null;
+            }
+
+            Head(RunReader.Scan run) {
+                this.it = null;
+                this.run = run;
             }
 
             @SuppressWarnings("unchecked")
             boolean advance() {
+                if (run != null) {
+                    if (!run.next()) {
+                        return false;
+                    }
+                    key = run.key();
+                    return true;
+                }
                 if (!it.hasNext()) {
                     return false;
                 }
@@ -315,6 +333,15 @@ final class PartitionLayers {
                     value = e.getValue();
                 }
                 return true;
+            }
+
+            /** @return what the current entry says as of {@code snapshot}: a {@link Versioned}, ABSENT, or null */
+            Object view(long snapshot) {
+                if (run != null) {
+                    return run.tombstone() ? Tombstone.ABSENT
+                            : new Versioned(run.value(), run.version(), run.expiresAtMillis());
+                }
+                return value instanceof RunEntry e ? PartitionLayers.view(e) : PartitionState.topAt(value, snapshot);
             }
         }
 
@@ -337,7 +364,8 @@ final class PartitionLayers {
             }
             for (RunHandle h : l.runs) {
                 if (h.ref.meta().overlaps(from, to)) {
-                    hs.add(new Head(reverse ? h.reader().scanReverse(from, to) : h.reader().scan(from, to)));
+                    hs.add(reverse ? new Head(h.reader().scanReverse(from, to))
+                            : new Head(h.reader().scanCursor(from, to)));
                 }
             }
             this.heads = hs.toArray(new Head[0]);
@@ -359,7 +387,7 @@ final class PartitionLayers {
                 do { // the layers holding the key come out newest first
                     Head h = heads[merge.winner()];
                     if (found == null) {
-                        found = h.value instanceof RunEntry e ? view(e) : PartitionState.topAt(h.value, snapshot);
+                        found = h.view(snapshot);
                     }
                     String k;
                     do { // a run may hold older versions of the key: skip them

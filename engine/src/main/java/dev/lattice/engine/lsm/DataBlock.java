@@ -165,6 +165,18 @@ final class DataBlock {
             return keyString;
         }
 
+        boolean tombstone() {
+            return tombstone;
+        }
+
+        long expiresAt() {
+            return expiresAt;
+        }
+
+        byte[] valueCopy() {
+            return Arrays.copyOfRange(data, valuePos, valuePos + valueLen);
+        }
+
         RunEntry entry() {
             return new RunEntry(key(), version, tombstone, Arrays.copyOfRange(data, valuePos, valuePos + valueLen),
                     expiresAt);

@@ -400,49 +400,118 @@ public final class RunReader {
     }
 
     /**
-     * Every entry (all versions) with a key in {@code [from, to)}, in run order.
+     * Every entry (all versions) with a key in {@code [from, to)}, in run order, as a cursor that decodes an entry's
+     * fields in place: a reader that wants only some entries whole (a scan's merge, which skips shadowed versions)
+     * makes no {@link RunEntry} for the others. Blocks read are kept in the cache.
      *
      * @param from first key, inclusive, or null
      * @param to last key, exclusive, or null
-     * @return an iterator reading blocks as it goes (not thread-safe; one per caller)
+     * @return a cursor before the first entry (not thread-safe; one per caller)
      */
+    public Scan scanCursor(String from, String to) {
+        return new Scan(from, to, true);
+    }
+
+    /**
+     * A forward walk over a key range of the run; {@link #next()} moves to the next entry, whose fields are then
+     * readable until the following call. Not thread-safe. Read failures throw {@link CorruptRunException} (a block
+     * fails its check or an entry does not decode).
+     */
+    public final class Scan {
+        private byte[] fromUtf8; // null once passed
+        private final String to;
+        private final boolean fillCache;
+        private int block;
+        private DataBlock.Cursor cursor;
+        private boolean done;
+
+        private Scan(String from, String to, boolean fillCache) {
+            this.fromUtf8 = from == null ? null : from.getBytes(StandardCharsets.UTF_8);
+            this.to = to;
+            this.fillCache = fillCache;
+            this.block = fromUtf8 == null ? 0 : firstBlockFor(fromUtf8);
+            this.done = !meta.overlaps(from, to);
+        }
+
+        /** @return true when it moved to an entry, false at the end of the range (and after) */
+        public boolean next() {
+            while (!done) {
+                if (cursor == null) {
+                    if (block >= blocks()) {
+                        break;
+                    }
+                    cursor = dataBlock(block, fillCache).cursor();
+                    if (fromUtf8 != null) {
+                        cursor.seek(fromUtf8);
+                    }
+                }
+                if (!RunReader.this.next(cursor, block)) {
+                    cursor = null;
+                    block++;
+                    continue;
+                }
+                if (fromUtf8 != null) {
+                    if (cursor.compareKey(fromUtf8) < 0) {
+                        continue;
+                    }
+                    fromUtf8 = null; // keys ascend from here
+                }
+                if (to != null && cursor.key().compareTo(to) >= 0) {
+                    break;
+                }
+                return true;
+            }
+            done = true;
+            cursor = null;
+            return false;
+        }
+
+        /** @return the current entry's key */
+        public String key() {
+            return cursor.key();
+        }
+
+        /** @return the current entry's version */
+        public long version() {
+            return cursor.version();
+        }
+
+        /** @return true when the current entry is a tombstone */
+        public boolean tombstone() {
+            return cursor.tombstone();
+        }
+
+        /** @return the current entry's expiry (epoch ms), 0 for never */
+        public long expiresAtMillis() {
+            return cursor.expiresAt();
+        }
+
+        /** @return a copy of the current entry's value bytes (empty for a tombstone) */
+        public byte[] value() {
+            return cursor.valueCopy();
+        }
+
+        /** @return the current entry, whole */
+        public RunEntry entry() {
+            return cursor.entry();
+        }
+    }
+
+    /** Every entry (all versions) with a key in {@code [from, to)}, in run order, as an iterator. */
     private Iterator<RunEntry> scan(String from, String to, boolean fillCache) {
+        Scan scan = new Scan(from, to, fillCache);
         return new Iterator<>() {
-            private byte[] fromUtf8 = from == null ? null : from.getBytes(StandardCharsets.UTF_8); // null once passed
-            private int block = fromUtf8 == null ? 0 : firstBlockFor(fromUtf8);
-            private DataBlock.Cursor cursor;
             private RunEntry next;
-            private boolean done = !meta.overlaps(from, to);
+            private boolean done;
 
             @Override
             public boolean hasNext() {
-                while (next == null && !done) {
-                    if (cursor == null) {
-                        if (block >= blocks()) {
-                            done = true;
-                            break;
-                        }
-                        cursor = dataBlock(block, fillCache).cursor();
-                        if (fromUtf8 != null) {
-                            cursor.seek(fromUtf8);
-                        }
-                    }
-                    if (!RunReader.this.next(cursor, block)) {
-                        cursor = null;
-                        block++;
-                        continue;
-                    }
-                    if (fromUtf8 != null) {
-                        if (cursor.compareKey(fromUtf8) < 0) {
-                            continue;
-                        }
-                        fromUtf8 = null; // keys ascend from here
-                    }
-                    if (to != null && cursor.key().compareTo(to) >= 0) {
+                if (next == null && !done) {
+                    if (scan.next()) {
+                        next = scan.entry();
+                    } else {
                         done = true;
-                        break;
                     }
-                    next = cursor.entry();
                 }
                 return next != null;
             }
