@@ -59,7 +59,9 @@ final class LogPipeline {
 
     /** A batch in flight; as a step, its stage. Package-private for {@link PipelineRecovery}. */
     final class Batch implements Runnable {
-        final List<PendingWrite> writes;
+        /** The batch's writes, or null when it holds only {@link #single} (a lone write's batch: no list). */
+        private final List<PendingWrite> writes;
+        private final PendingWrite single;
         final EncodedBatch encoded;
         BatchState st = BatchState.STAGING;
         /** A commit of this batch ended with a transient failure: it may have landed. */
@@ -67,7 +69,27 @@ final class LogPipeline {
 
         Batch(List<PendingWrite> writes, EncodedBatch encoded) {
             this.writes = writes;
+            this.single = null;
             this.encoded = encoded;
+        }
+
+        Batch(PendingWrite single, EncodedBatch encoded) {
+            this.writes = null;
+            this.single = single;
+            this.encoded = encoded;
+        }
+
+        int size() {
+            return writes == null ? 1 : writes.size();
+        }
+
+        PendingWrite write(int i) {
+            return writes == null ? single : writes.get(i); // i is 0 for a lone write
+        }
+
+        /** @return the writes as a list (one allocated for a lone write: off the hot path) */
+        List<PendingWrite> writes() {
+            return writes == null ? List.of(single) : writes;
         }
 
         @Override
@@ -124,12 +146,12 @@ final class LogPipeline {
     private boolean failed;
     private boolean recovering;
     private Throwable failure;
-    private WalStorageException fatal;
+    private volatile WalStorageException fatal; // volatile: maintenance reads it without the lock
     /** Set (once) when another writer claimed the log; read without the lock by partial trees. */
     private volatile FencedException fencedBy;
     /** Atomic writes a cluster prepared in this hosting of the log, by id, until resolved (see ClusterAtomics). */
     final java.util.concurrent.ConcurrentHashMap<String, Txn> clusterTxns = new java.util.concurrent.ConcurrentHashMap<>();
-    private boolean closing;
+    private volatile boolean closing; // volatile: maintenance reads it without the lock
     private boolean paused;
     private long nextOffset;
     private volatile long lastTroubleNanos = Long.MIN_VALUE / 2;
@@ -332,17 +354,17 @@ final class LogPipeline {
     private void dispatch(Runnable step, Batch batch, boolean preferBatch) {
         if (localCalls) {
             StepRunner me = StepRunner.current();
-            if (preferBatch && batch != null && offerToWaiter(step, batch.writes, me)) {
+            if (preferBatch && batch != null && offerToWaiter(step, batch, me)) {
                 return;
             }
             if (me.offerLocal(step)) {
                 return;
             }
-            if (batch != null && !preferBatch && offerToWaiter(step, batch.writes, me)) {
+            if (batch != null && !preferBatch && offerToWaiter(step, batch, me)) {
                 return;
             }
             for (Batch b : inFlight) {
-                if (b != batch && offerToWaiter(step, b.writes, me)) {
+                if (b != batch && offerToWaiter(step, b, me)) {
                     return;
                 }
             }
@@ -361,10 +383,10 @@ final class LogPipeline {
         ctx.io.execute(step);
     }
 
-    /** Under lock: offers a step to the first blocking writer of {@code writes} that still waits (or takes it here). */
-    private static boolean offerToWaiter(Runnable step, List<PendingWrite> writes, StepRunner me) {
-        for (int i = 0, n = writes.size(); i < n; i++) {
-            PendingWrite w = writes.get(i);
+    /** Under lock: offers a step to the first blocking writer of {@code batch} that still waits (or takes it here). */
+    private static boolean offerToWaiter(Runnable step, Batch batch, StepRunner me) {
+        for (int i = 0, n = batch.size(); i < n; i++) {
+            PendingWrite w = batch.write(i);
             StepRunner r = w.waiter;
             if (r == null || w.future.isDone()) {
                 continue;
@@ -802,7 +824,7 @@ final class LogPipeline {
         // a lone write's batch holds immutable one-element lists (EncodedBatch keeps such a list without a copy);
         // entries are sealed above and never written again, so a provider may keep them without copying
         Batch b = n == 1
-                ? new Batch(List.of(ws.get(0)),
+                ? new Batch(ws.get(0),
                         EncodedBatch.ofImmutable(nextOffset, BatchId.random(), List.of(entries.get(0))))
                 : new Batch(new ArrayList<>(ws), EncodedBatch.ofImmutable(nextOffset, BatchId.random(), entries));
         nextOffset += n;
@@ -828,7 +850,7 @@ final class LogPipeline {
     private List<List<PendingWrite>> unapplied(List<PendingWrite> cutting) {
         List<List<PendingWrite>> out = new ArrayList<>(inFlight.size() + 1);
         for (Batch b : inFlight) {
-            out.add(b.writes);
+            out.add(b.writes());
         }
         out.add(cutting);
         return out;
@@ -1041,15 +1063,14 @@ final class LogPipeline {
             throw new IllegalStateException("log " + log + ": applying batch at " + b.encoded.firstOffset()
                     + " after offset " + state.appliedOffset);
         }
-        List<PendingWrite> ws = b.writes;
-        int n = ws.size();
+        int n = b.size();
         for (int i = 0; i < n; i++) {
-            PendingWrite w = ws.get(i);
+            PendingWrite w = b.write(i);
             Object r = state.apply(w.kind, w.mutations, w.version, w.txn);
             w.result = w.answer != null ? w.answer : r;
         }
         for (int i = 0; i < n; i++) {
-            PendingWrite w = ws.get(i);
+            PendingWrite w = b.write(i);
             if (w.releases != null) {
                 releaseLocks(w.releases);
             }
@@ -1063,7 +1084,7 @@ final class LogPipeline {
         long now = System.nanoTime();
         boolean left = false;
         for (int i = 0; i < n; i++) {
-            PendingWrite w = ws.get(i);
+            PendingWrite w = b.write(i);
             meters.appendLatency.record(now - w.admittedNanos, TimeUnit.NANOSECONDS);
             StepRunner r = w.waiter;
             if (r != null) {
@@ -1100,7 +1121,8 @@ final class LogPipeline {
 
     /** Completes the callers of an applied batch not answered yet with their results. */
     private static void complete(Batch b) {
-        for (PendingWrite w : b.writes) {
+        for (int i = 0, n = b.size(); i < n; i++) {
+            PendingWrite w = b.write(i);
             if (w.waiter == null) {
                 Object result = w.result;
                 w.result = null;
@@ -1256,7 +1278,7 @@ final class LogPipeline {
     }
 
     private void failAll(Batch b, boolean uncertain, Throwable cause) {
-        for (PendingWrite w : b.writes) {
+        for (PendingWrite w : b.writes()) {
             if (uncertain) {
                 fail(w, new WriteOutcomeUnknownException("log " + log + ": the write at offset "
                         + b.encoded.firstOffset() + ".." + b.encoded.lastOffset()

@@ -1,54 +1,17 @@
 package dev.lattice.spi.memory;
 
-import dev.lattice.spi.BatchId;
 import dev.lattice.spi.CheckpointInfo;
 import dev.lattice.spi.support.StagedBatchTable;
+import dev.lattice.spi.support.StagedBatchTable.Staged;
 
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /** One log's data in an {@link InMemoryStorage}. Guarded by its own monitor. */
 final class InMemoryLog {
-
-    /**
-     * A committed batch: its offsets, its id and its payloads (entry {@code i} at offset {@code first + i}), with the
-     * bytes of all of them. {@link #accountedThrough} is the highest offset of it whose bytes a trim has already
-     * given back (below {@code first} while none); written under the log's monitor before the batch is removed.
-     */
-    static final class CommittedBatch {
-        final long first;
-        final long last;
-        final BatchId id;
-        final List<byte[]> payloads;
-        final long bytes;
-        long accountedThrough;
-
-        CommittedBatch(long first, long last, BatchId id, List<byte[]> payloads) {
-            this.first = first;
-            this.last = last;
-            this.id = id;
-            this.payloads = payloads;
-            long sum = 0;
-            for (int i = 0, n = payloads.size(); i < n; i++) {
-                sum += payloads.get(i).length;
-            }
-            this.bytes = sum;
-            this.accountedThrough = first - 1;
-        }
-
-        /** @return the bytes of its entries in {@code (accountedThrough, through]}; marks them given back */
-        long account(long through) {
-            long b = 0;
-            long end = Math.min(through, last);
-            for (long o = accountedThrough + 1; o <= end; o++) {
-                b += payloads.get((int) (o - first)).length;
-            }
-            accountedThrough = Math.max(accountedThrough, end);
-            return b;
-        }
-    }
 
     record Checkpoint(CheckpointInfo info, byte[] data) {
     }
@@ -62,11 +25,16 @@ final class InMemoryLog {
     long retainedBytes;
     long retainedEntries;
     /**
-     * Committed batches by first offset (their entries with them: one map node per batch, not per entry).
-     * Concurrent, so that a trim removes the trimmed head outside the log's monitor: readers skip everything at or
-     * below {@link #trimWatermark}, which the trim raises first under the monitor.
+     * Committed batches by first offset, kept as they were staged (their entries with them: one map node per batch,
+     * not per entry). Concurrent, so that a trim removes the trimmed head outside the log's monitor: readers skip
+     * everything at or below {@link #trimWatermark}, which the trim raises first under the monitor.
      */
-    final ConcurrentSkipListMap<Long, CommittedBatch> committedBatches = new ConcurrentSkipListMap<>();
+    final ConcurrentSkipListMap<Long, Staged<List<byte[]>>> committedBatches = new ConcurrentSkipListMap<>();
+    /**
+     * Batches a trim fell inside, by first offset: the last offset of each whose bytes were already given back
+     * (written under the monitor; removed with the batch).
+     */
+    private final ConcurrentHashMap<Long, long[]> partlyTrimmed = new ConcurrentHashMap<>();
     final StagedBatchTable<List<byte[]>> staged = new StagedBatchTable<>();
     /** Runs by id, each with the {@link dev.lattice.spi.RunInfo} computed once when it was written. */
     final TreeMap<String, InMemoryRunStore.StoredRun> runs = new TreeMap<>();
@@ -80,13 +48,13 @@ final class InMemoryLog {
      * at or below it in the batch that straddles it (the batch stays: it holds retained entries too).
      */
     void accountStraddling(long through) {
-        Map.Entry<Long, CommittedBatch> e = committedBatches.floorEntry(through);
-        if (e != null && e.getValue().last > through) {
-            CommittedBatch b = e.getValue();
-            long before = b.accountedThrough;
-            long bytes = b.account(through);
-            retainedBytes = Math.max(0, retainedBytes - bytes);
-            retainedEntries = Math.max(0, retainedEntries - (b.accountedThrough - before));
+        Map.Entry<Long, Staged<List<byte[]>>> e = committedBatches.floorEntry(through);
+        if (e != null && e.getValue().lastOffset() > through) {
+            Staged<List<byte[]>> b = e.getValue();
+            long[] done = partlyTrimmed.computeIfAbsent(b.firstOffset(), k -> new long[] {k - 1});
+            retainedBytes = Math.max(0, retainedBytes - bytes(b, done[0] + 1, through));
+            retainedEntries = Math.max(0, retainedEntries - (through - done[0]));
+            done[0] = through;
         }
     }
 
@@ -102,13 +70,14 @@ final class InMemoryLog {
     void removeTrimmed(long through) {
         long bytes = 0;
         long count = 0;
-        Map.Entry<Long, CommittedBatch> e;
-        while ((e = committedBatches.firstEntry()) != null && e.getValue().last <= through) {
-            CommittedBatch b = e.getValue();
+        Map.Entry<Long, Staged<List<byte[]>>> e;
+        while ((e = committedBatches.firstEntry()) != null && e.getValue().lastOffset() <= through) {
+            Staged<List<byte[]>> b = e.getValue();
             if (committedBatches.remove(e.getKey(), b)) {
-                long before = b.accountedThrough;
-                bytes += b.account(b.last);
-                count += b.last - before;
+                long[] done = partlyTrimmed.isEmpty() ? null : partlyTrimmed.remove(b.firstOffset());
+                long from = done == null ? b.firstOffset() : done[0] + 1;
+                bytes += bytes(b, from, b.lastOffset());
+                count += b.lastOffset() - from + 1;
                 if (count >= TRIM_ACCOUNT_EVERY) {
                     account(bytes, count);
                     bytes = 0;
@@ -117,6 +86,15 @@ final class InMemoryLog {
             }
         }
         account(bytes, count);
+    }
+
+    /** @return the payload bytes of a batch's entries at offsets {@code from..to} (inclusive) */
+    static long bytes(Staged<List<byte[]>> b, long from, long to) {
+        long sum = 0;
+        for (long o = from; o <= to; o++) {
+            sum += b.payload().get((int) (o - b.firstOffset())).length;
+        }
+        return sum;
     }
 
     private void account(long bytes, long count) {
@@ -134,8 +112,8 @@ final class InMemoryLog {
             return tail + 1;
         }
         long lowest = trimWatermark + 1;
-        Map.Entry<Long, CommittedBatch> e = committedBatches.floorEntry(lowest);
-        if (e != null && e.getValue().last >= lowest) {
+        Map.Entry<Long, Staged<List<byte[]>>> e = committedBatches.floorEntry(lowest);
+        if (e != null && e.getValue().lastOffset() >= lowest) {
             return lowest;
         }
         Long k = committedBatches.ceilingKey(lowest);
@@ -150,6 +128,7 @@ final class InMemoryLog {
         retainedBytes = 0;
         retainedEntries = 0;
         committedBatches.clear();
+        partlyTrimmed.clear();
         staged.clear();
         runs.clear();
         checkpoints.clear();

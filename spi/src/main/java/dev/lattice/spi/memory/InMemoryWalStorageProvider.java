@@ -134,8 +134,9 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             checkEpoch(log, l, fence);
             // asked only for a batch at or below the tail: no lambda per stage otherwise
             BooleanSupplier committedSame = first > l.tail ? NEVER : () -> {
-                InMemoryLog.CommittedBatch cb = first <= l.trimWatermark ? null : l.committedBatches.get(first);
-                return cb != null && cb.last == last && cb.id.equals(batch.batchId());
+                StagedBatchTable.Staged<List<byte[]>> cb = first <= l.trimWatermark ? null
+                        : l.committedBatches.get(first);
+                return cb != null && cb.lastOffset() == last && cb.batchId().equals(batch.batchId());
             };
             l.staged.stage(log, fence, batch, l.tail, committedSame, InMemoryWalStorageProvider::copies);
             return receipt;
@@ -173,10 +174,8 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             l.staged.remove(chain);
             for (int c = 0, cn = chain.size(); c < cn; c++) {
                 StagedBatchTable.Staged<List<byte[]>> s = chain.get(c);
-                InMemoryLog.CommittedBatch cb = new InMemoryLog.CommittedBatch(s.firstOffset(), s.lastOffset(),
-                        s.batchId(), s.payload());
-                l.committedBatches.put(s.firstOffset(), cb);
-                l.retainedBytes += cb.bytes;
+                l.committedBatches.put(s.firstOffset(), s);
+                l.retainedBytes += InMemoryLog.bytes(s, s.firstOffset(), s.lastOffset());
                 l.retainedEntries += s.payload().size();
             }
             l.tail = throughOffset;
@@ -206,9 +205,10 @@ public final class InMemoryWalStorageProvider implements WalStorageProvider, Che
             long start = bound + 1;
             long bytes = 0;
             Long from = l.committedBatches.floorKey(start); // the batch holding start, if one does
-            for (InMemoryLog.CommittedBatch b : l.committedBatches.tailMap(from != null ? from : start, true).values()) {
-                for (long off = Math.max(start, b.first); off <= b.last; off++) {
-                    byte[] p = b.payloads.get((int) (off - b.first));
+            for (StagedBatchTable.Staged<List<byte[]>> b
+                    : l.committedBatches.tailMap(from != null ? from : start, true).values()) {
+                for (long off = Math.max(start, b.firstOffset()); off <= b.lastOffset(); off++) {
+                    byte[] p = b.payload().get((int) (off - b.firstOffset()));
                     if (out.size() >= maxEntries || (!out.isEmpty() && bytes + p.length > maxBytes)) {
                         return new ReadPage(out, l.tail);
                     }
