@@ -33,7 +33,7 @@ final class PartitionSnapshotCodec {
 
     // ------------------------------------------------------------------ snapshots
 
-    /** Serialises the state as of {@link #ps.appliedOffset}; call only from the applier. */
+    /** Serialises the state as of the state's {@code appliedOffset}; call only from the applier. */
     static byte[] snapshot(PartitionState ps) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 * 1024);
