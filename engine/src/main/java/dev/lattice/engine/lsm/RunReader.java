@@ -433,7 +433,12 @@ public final class RunReader {
             this.done = !meta.overlaps(from, to);
         }
 
-        /** @return true when it moved to an entry, false at the end of the range (and after) */
+        /**
+         * Moves to the next entry of the range.
+         *
+         * @return true when it moved to an entry, false at the end of the range (and after)
+         * @throws CorruptRunException if a block fails its check or an entry does not decode
+         */
         public boolean next() {
             while (!done) {
                 if (cursor == null) {
@@ -466,32 +471,56 @@ public final class RunReader {
             return false;
         }
 
-        /** @return the current entry's key */
+        /**
+         * The current entry's key.
+         *
+         * @return the key
+         */
         public String key() {
             return cursor.key();
         }
 
-        /** @return the current entry's version */
+        /**
+         * The current entry's version.
+         *
+         * @return the version (the engine's sequence), non-negative
+         */
         public long version() {
             return cursor.version();
         }
 
-        /** @return true when the current entry is a tombstone */
+        /**
+         * Whether the current entry is a delete.
+         *
+         * @return true for a tombstone
+         */
         public boolean tombstone() {
             return cursor.tombstone();
         }
 
-        /** @return the current entry's expiry (epoch ms), 0 for never */
+        /**
+         * The current entry's expiry.
+         *
+         * @return epoch milliseconds, 0 for never
+         */
         public long expiresAtMillis() {
             return cursor.expiresAt();
         }
 
-        /** @return a copy of the current entry's value bytes (empty for a tombstone) */
+        /**
+         * The current entry's value.
+         *
+         * @return a copy of its bytes (empty for a tombstone)
+         */
         public byte[] value() {
             return cursor.valueCopy();
         }
 
-        /** @return the current entry, whole */
+        /**
+         * The current entry as a record.
+         *
+         * @return the entry, its value copied
+         */
         public RunEntry entry() {
             return cursor.entry();
         }
