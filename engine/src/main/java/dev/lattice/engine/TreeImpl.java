@@ -265,7 +265,8 @@ final class TreeImpl implements PartialTree {
         if (key.isEmpty()) {
             throw new IllegalArgumentException("key must not be empty");
         }
-        if (WalRecord.isAscii(key)) { // the common key: its UTF-8 bytes are its chars, encoded straight into the entry
+        // the common key: its UTF-8 bytes are its chars, encoded straight into the entry (no array of its own)
+        if (dev.lattice.engine.lsm.RunFormat.isAscii(key)) {
             if (key.length() > maxKeyBytes) {
                 throw KeyLimit.tooLong(key.length(), maxKeyBytes);
             }

@@ -80,23 +80,6 @@ final class WalRecord {
         putInt(entry, entry.length - TRAILER_BYTES, (int) crc.getValue());
     }
 
-    /** @return true when every char of {@code s} is ASCII (below 0x80), so its UTF-8 bytes are its chars */
-    static boolean isAscii(String s) {
-        for (int i = 0, n = s.length(); i < n; i++) {
-            if (s.charAt(i) >= 0x80) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Writes an ASCII string's chars as bytes at {@code at}. */
-    static void asciiInto(String s, byte[] b, int at) {
-        for (int i = 0, n = s.length(); i < n; i++) {
-            b[at + i] = (byte) s.charAt(i);
-        }
-    }
-
     /** Big-endian, as {@link ByteBuffer} writes it. */
     static void putInt(byte[] b, int at, int v) {
         b[at] = (byte) (v >>> 24);
@@ -367,7 +350,7 @@ final class WalRecord {
             int keyLength = keyLength();
             putInt(e, pos, keyLength);
             if (keyBytes == ASCII_KEY) {
-                asciiInto(key, e, pos + 4);
+                dev.lattice.engine.lsm.RunFormat.putAscii(key, e, pos + 4);
             } else {
                 System.arraycopy(keyBytes, 0, e, pos + 4, keyLength);
             }

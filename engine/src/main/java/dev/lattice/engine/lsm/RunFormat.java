@@ -38,6 +38,36 @@ public final class RunFormat {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Whether a string is all ASCII, so that its UTF-8 bytes are its chars (then {@link #putAscii} encodes it
+     * without an array of its own). Shared by the log entry encoder and the run writer.
+     *
+     * @param s the string
+     * @return true when every char is below 0x80
+     */
+    public static boolean isAscii(String s) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            if (s.charAt(i) >= 0x80) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Writes an ASCII string's chars as bytes, which are its UTF-8 encoding.
+     *
+     * @param s a string for which {@link #isAscii} is true
+     * @param dst the array to write into, with room for {@code s.length()} bytes from {@code at}
+     * @param at the index of the first byte
+     * @throws ArrayIndexOutOfBoundsException if {@code dst} is too short
+     */
+    public static void putAscii(String s, byte[] dst, int at) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            dst[at + i] = (byte) s.charAt(i);
+        }
+    }
+
     static void putVarLong(ByteSink out, long v) {
         while ((v & ~0x7FL) != 0) {
             out.write((int) ((v & 0x7F) | 0x80));

@@ -163,20 +163,14 @@ public final class RunWriter {
 
     /** Writes {@code k}'s UTF-8 bytes into {@link #keyBuf} (grown when short); returns their count. */
     private int encodeKey(String k) {
-        int n = k.length();
-        boolean ascii = true;
-        for (int i = 0; i < n && ascii; i++) {
-            ascii = k.charAt(i) < 0x80;
-        }
+        boolean ascii = RunFormat.isAscii(k);
         byte[] utf8 = ascii ? null : RunFormat.utf8(k);
-        int len = ascii ? n : utf8.length;
+        int len = ascii ? k.length() : utf8.length;
         if (keyBuf.length < len) {
             keyBuf = new byte[Math.max(len, keyBuf.length * 2)];
         }
         if (ascii) {
-            for (int i = 0; i < n; i++) {
-                keyBuf[i] = (byte) k.charAt(i);
-            }
+            RunFormat.putAscii(k, keyBuf, 0);
         } else {
             System.arraycopy(utf8, 0, keyBuf, 0, len);
         }
