@@ -40,6 +40,14 @@ public class EngineBench {
     @Param("8")
     public int partitions;
 
+    /**
+     * True for a tree sized to stay in its memtables (an in-memory-sized tree: {@code memtableBytes} 256 MiB and no
+     * checkpoint by entry count, so nothing flushes); false for the engine's defaults (with one partition, 100,000
+     * keys flush to runs twice).
+     */
+    @Param("false")
+    public boolean memtableHoldsTree;
+
     private String storage;
     private Lattice lattice;
     private Tree tree;
@@ -53,7 +61,11 @@ public class EngineBench {
     @Setup(Level.Trial)
     public void open() {
         storage = "jmh-" + UUID.randomUUID();
-        lattice = Lattice.open(LatticeConfig.builder().uri("memory:" + storage).partitions(partitions).build());
+        LatticeConfig.Builder config = LatticeConfig.builder().uri("memory:" + storage).partitions(partitions);
+        if (memtableHoldsTree) {
+            config.memtableBytes(256L << 20).checkpointEveryEntries(Long.MAX_VALUE);
+        }
+        lattice = Lattice.open(config.build());
         tree = lattice.tree("bench");
         work = new Workload(keys, valueBytes);
         work.preload(tree::putAll);
@@ -113,6 +125,22 @@ public class EngineBench {
     public void scan100(Workload.PerThread t, Blackhole bh) {
         try (ScanCursor c = tree.scan(work.key(t.next()), null, false)) {
             for (int i = 0; i < 100 && c.hasNext(); i++) {
+                bh.consume(c.next());
+            }
+        }
+    }
+
+    /**
+     * A scan's set-up alone: opens a scan at a random key and reads its first entry (the snapshot, one seek per
+     * partition, the merge's first tournament), then closes it.
+     *
+     * @param t the thread's random source
+     * @param bh consumes the entry
+     */
+    @Benchmark
+    public void scan1(Workload.PerThread t, Blackhole bh) {
+        try (ScanCursor c = tree.scan(work.key(t.next()), null, false)) {
+            if (c.hasNext()) {
                 bh.consume(c.next());
             }
         }
