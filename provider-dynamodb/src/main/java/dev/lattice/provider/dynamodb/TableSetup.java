@@ -43,7 +43,7 @@ final class TableSetup {
     }
 
     /**
-     * Builds the SDK client of {@link #open(DynamoDbSettings)}.
+     * Builds the SDK client of {@link DynamoDbWalStorageProvider#open(DynamoDbSettings)}.
      *
      * @param s the settings
      * @return a new client; the caller closes it

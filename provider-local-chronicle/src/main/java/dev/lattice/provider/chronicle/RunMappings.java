@@ -114,15 +114,18 @@ final class RunMappings implements AutoCloseable {
 
     /**
      * Names a run file without building its path (a path costs a format and three resolves per read).
-     *
-     * @param log the run's log
-     * @param id the run
      */
     static final class RunFile {
         private final LogId log;
         private final RunId id;
         private final int hash;
 
+        /**
+         * Names the file of run {@code id} of {@code log}.
+         *
+         * @param log the run's log
+         * @param id the run
+         */
         RunFile(LogId log, RunId id) {
             this.log = log;
             this.id = id;
