@@ -269,6 +269,8 @@ final class PipelineMaintenance {
 
     /**
      * Flushes the memtable and waits until that flush (and the compactions after it) ended: for tests and tools.
+     * Everything applied before the call is in runs when it returns true. A flush already in flight at the call
+     * does not count: its memtable froze before the writes that came after it.
      *
      * @return false when it did not end within {@code timeoutMillis}
      */
@@ -277,18 +279,17 @@ final class PipelineMaintenance {
             return true;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        long start = flushesDone.get();
-        boolean asked = false;
+        long askedAt = -1; // flushes done when this call asked for its own (none in flight then)
         while (System.nanoTime() < deadline) {
             lock.lock();
             try {
-                boolean idle = !checkpointRunning.get() && !host.committing() && !compactionRunning();
-                if (idle && (flushesDone.get() > start || (!asked && state.memtableBytes == 0))
-                        && state.layers.current().frozen().isEmpty()) {
+                boolean idle = !checkpointRunning.get() && !host.committing() && !compactionRunning()
+                        && state.layers.current().frozen().isEmpty();
+                if (idle && (state.memtableBytes == 0 || (askedAt >= 0 && flushesDone.get() > askedAt))) {
                     return true;
                 }
-                if (idle && !flushRequested && flushesDone.get() == start) {
-                    asked = true;
+                if (idle && !flushRequested && askedAt < 0) {
+                    askedAt = flushesDone.get();
                     flushRequested = true;
                     checkpointDue = true;
                     maybeCheckpointIdle();
