@@ -271,7 +271,7 @@ final class AtomicCoordinator {
                             // the coordinator was handed off meanwhile: its replay keeps the decision
                         }
                     } else if (attempt < 5) {
-                        CompletableFuture.delayedExecutor(200L << attempt, TimeUnit.MILLISECONDS).execute(() ->
+                        CompletableFuture.delayedExecutor(200L << attempt, TimeUnit.MILLISECONDS, node.replies()).execute(() ->
                                 resolve(tree, coordinatorPartition, txnId, participant, commit, version, attempt + 1));
                     } else {
                         LOG.warn("atomic write {}: resolving {} failed ({}); its readers will ask", txnId, participant,

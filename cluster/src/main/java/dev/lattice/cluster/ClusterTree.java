@@ -489,7 +489,12 @@ final class ClusterTree implements Tree {
 
     @Override
     public CompletableFuture<Long> deleteRangeAsync(String fromInclusive, String toExclusive) {
-        return CompletableFuture.supplyAsync(() -> deleteRange(fromInclusive, toExclusive));
+        Objects.requireNonNull(fromInclusive, "fromInclusive");
+        Objects.requireNonNull(toExclusive, "toExclusive");
+        if (fromInclusive.compareTo(toExclusive) >= 0) {
+            throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
+        }
+        return atomic().deleteRange(fromInclusive, toExclusive).commitAsync().thenApply(dev.lattice.engine.AtomicResult::version);
     }
 
     /**

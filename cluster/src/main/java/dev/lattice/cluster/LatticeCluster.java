@@ -82,7 +82,7 @@ public final class LatticeCluster implements AutoCloseable {
                         .withMessageExtractor(new OneShardPerLog()));
         Cluster membership = Cluster.get(system);
         this.router = new Router(region, system.scheduler(), config.requestTimeout(), config.operationTimeout(),
-                new PeerProtocols(protocol, () -> membership.state().getMembers()));
+                new PeerProtocols(protocol, () -> membership.state().getMembers()), services.replies());
         services.router(router);
         long frame = system.settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
         services.messageBudget(Math.max(16 * 1024, frame - 8 * 1024));

@@ -22,6 +22,7 @@ final class NodeServices implements AutoCloseable {
     private final LatticeClusterConfig config;
     private final ConcurrentHashMap<String, PartialTree> trees = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor blocking;
+    private final ExecutorService replies;
     private final AtomicCoordinator atomics = new AtomicCoordinator(this);
     /** Wakes the partitions' prepare gates when holds expire. */
     private final java.util.concurrent.ScheduledThreadPoolExecutor timer;
@@ -42,6 +43,14 @@ final class NodeServices implements AutoCloseable {
             return t;
         });
         blocking.allowCoreThreadTimeOut(true);
+        AtomicInteger replyThreads = new AtomicInteger();
+        // the answers of requests (asks) go on here, never on CompletableFuture's default pool: on a machine with
+        // fewer than 3 CPUs that pool is a new thread per task (measured: one thread started per request)
+        this.replies = java.util.concurrent.Executors.newCachedThreadPool(task -> {
+            Thread t = new Thread(task, "lattice-cluster-reply-" + replyThreads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         this.timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "lattice-cluster-holds");
             t.setDaemon(true);
@@ -113,6 +122,14 @@ final class NodeServices implements AutoCloseable {
         return blocking;
     }
 
+    /**
+     * @return where answers to this node's requests and their retries run (threads reused while busy, none kept
+     *     idle past a minute; never the default pool of {@code CompletableFuture})
+     */
+    ExecutorService replies() {
+        return replies;
+    }
+
     Duration releaseTimeout() {
         return config.releaseTimeout();
     }
@@ -149,6 +166,7 @@ final class NodeServices implements AutoCloseable {
     @Override
     public void close() {
         blocking.shutdown();
+        replies.shutdown();
         timer.shutdown();
     }
 }

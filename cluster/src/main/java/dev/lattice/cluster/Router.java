@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
@@ -33,10 +34,16 @@ final class Router {
     private final Duration requestTimeout;
     private final long operationTimeoutNanos;
     private final PeerProtocols protocols;
+    private final Executor replies;
 
+    /**
+     * @param replies where an answer is looked at and the caller's future completed: the stage an ask returns
+     *     runs even its non-async callbacks on {@code CompletableFuture}'s default pool otherwise
+     */
     Router(ActorRef<ShardingEnvelope<EntityMessage>> region, Scheduler scheduler, Duration requestTimeout,
-           Duration operationTimeout, PeerProtocols protocols) {
+           Duration operationTimeout, PeerProtocols protocols, Executor replies) {
         this.protocols = protocols;
+        this.replies = replies;
         this.region = region;
         this.scheduler = scheduler;
         this.requestTimeout = requestTimeout;
@@ -138,7 +145,7 @@ final class Router {
         String id = log.entityId();
         AskPattern.<ShardingEnvelope<EntityMessage>, Response>ask(region,
                         replyTo -> new ShardingEnvelope<>(id, make.apply(replyTo)), requestTimeout, scheduler)
-                .whenComplete((r, err) -> {
+                .whenCompleteAsync((r, err) -> {
                     if (err == null && r.ok()) {
                         out.complete(r);
                         return;
@@ -167,13 +174,13 @@ final class Router {
                     } else {
                         out.completeExceptionally(e);
                     }
-                });
+                }, replies);
     }
 
     private void retry(LogAddress log, Op op, Function<ActorRef<Response>, Request> make, long deadline, int attempt,
                        CompletableFuture<Response> out, Duration requestTimeout) {
         long pauseMillis = Math.min(500, 10L << Math.min(attempt, 6));
-        CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS)
+        CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS, replies)
                 .execute(() -> attempt(log, op, make, deadline, attempt + 1, out, requestTimeout));
     }
 }

@@ -229,6 +229,35 @@ class ClusterInProcessTest {
         assertThat(first).hasSize(expected.size() + 31);
     }
 
+    /**
+     * Answers are taken on the node's reply threads, not on {@code CompletableFuture}'s default pool, which is a new
+     * thread per task on a machine with fewer than 3 CPUs (this machine kind: the ask's stage ran even its
+     * non-async callbacks there, one thread started per request, about 3x the CPU of a local put).
+     */
+    @Test
+    void requestsStartNoThreadEach() {
+        startThree(TestCluster.freshPostgresUri());
+        Tree via0 = nodes.get(0).tree("threads", TreeOptions.partitions(6));
+        Set<Integer> local = hostedBy(nodes.get(0), "threads");
+        assertThat(local).as("node 0 does not host every partition: some requests go to other nodes").hasSizeLessThan(6);
+        for (int i = 0; i < 200; i++) { // warm-up: pools start their threads
+            via0.put("w-" + i, b("v"));
+            via0.get("w-" + i);
+        }
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long started = mx.getTotalStartedThreadCount();
+        int requests = 0;
+        for (int i = 0; i < 500; i++) {
+            via0.put("k-" + i, b("v" + i));
+            assertThat(via0.get("k-" + i).map(ClusterInProcessTest::s)).hasValue("v" + i);
+            requests += 2;
+        }
+        long startedDuring = mx.getTotalStartedThreadCount() - started;
+        System.out.printf("[cluster threads] %d threads started during %d requests (%d CPUs)%n", startedDuring,
+                requests, Runtime.getRuntime().availableProcessors());
+        assertThat(startedDuring).as("threads started during %d requests", requests).isLessThan(50);
+    }
+
     @Test
     void crossTreeAtomicWritesAreWholeWithOneVersionOnEveryNode() throws Exception {
         startThree(TestCluster.freshPostgresUri());

@@ -15,7 +15,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * A child JVM of {@link ScaleOutHarness}: one cluster node that, once the file {@code lattice.test.go} exists, runs
  * {@code lattice.test.threads} threads of point writes through its own cluster tree for {@code lattice.test.seconds},
- * then as long of point reads, printing {@code WRITES n} and {@code READS n}; then leaves.
+ * then as long of point reads, printing {@code WRITES n cpu} and {@code READS n cpu} (operations, and the CPU
+ * nanoseconds the JVM used meanwhile); each phase after {@code lattice.test.warmup} seconds of the same workload that
+ * are not measured. Then it leaves.
  */
 public final class ThroughputNode {
 
@@ -39,12 +41,24 @@ public final class ThroughputNode {
             Thread.sleep(20);
         }
         long seconds = Long.getLong("lattice.test.seconds", 10);
+        long warmup = Long.getLong("lattice.test.warmup", 0);
         int threads = Integer.getInteger("lattice.test.threads", 8);
-        System.out.println("WRITES " + run(tree, threads, seconds, true));
-        System.out.println("READS " + run(tree, threads, seconds, false));
+        run(tree, threads, warmup, true); // JIT compilation under a quota takes seconds: not measured
+        System.out.println("WRITES " + measured(tree, threads, seconds, true));
+        run(tree, threads, warmup, false);
+        System.out.println("READS " + measured(tree, threads, seconds, false));
         System.out.flush();
         node.close();
         System.exit(0);
+    }
+
+    /** @return operations done, then the CPU time this process used meanwhile (all its threads), in ns */
+    private static String measured(Tree tree, int threads, long seconds, boolean write) throws InterruptedException {
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpu0 = os.getProcessCpuTime();
+        long ops = run(tree, threads, seconds, write);
+        return ops + " " + (os.getProcessCpuTime() - cpu0);
     }
 
     private static long run(Tree tree, int threads, long seconds, boolean write) throws InterruptedException {
