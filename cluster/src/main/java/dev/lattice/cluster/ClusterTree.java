@@ -39,7 +39,9 @@ import java.util.concurrent.CompletableFuture;
  * of the previous wire protocol level, scans and counts are that level's, per partition and not one cut
  * ({@link #scan}, {@link #count()}).
  *
- * <p>Thread-safe.
+ * <p>The futures of the {@code *Async} calls complete on the node's reply threads ({@link NodeServices#replies()}),
+ * never on a Pekko dispatcher or an engine thread; a continuation may block there (the pool grows), but a long one
+ * holds a thread. Thread-safe.
  */
 final class ClusterTree implements Tree {
 
