@@ -40,8 +40,8 @@ import java.util.concurrent.CompletableFuture;
  * ({@link #scan}, {@link #count()}).
  *
  * <p>The futures of the {@code *Async} calls complete on the node's reply threads ({@link NodeServices#replies()}),
- * never on a Pekko dispatcher or an engine thread; a continuation may block there (the pool grows), but a long one
- * holds a thread. Thread-safe.
+ * not on a Pekko dispatcher or an engine thread (one refused before anything was sent is complete when returned);
+ * a continuation may block there (the pool grows), but a long one holds a thread. Thread-safe.
  */
 final class ClusterTree implements Tree {
 
