@@ -481,12 +481,7 @@ final class ClusterTree implements Tree {
     /** Deletes the range atomically in every partition (one atomic write with a range tombstone per partition). */
     @Override
     public long deleteRange(String fromInclusive, String toExclusive) {
-        Objects.requireNonNull(fromInclusive, "fromInclusive");
-        Objects.requireNonNull(toExclusive, "toExclusive");
-        if (fromInclusive.compareTo(toExclusive) >= 0) {
-            throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
-        }
-        return atomic().deleteRange(fromInclusive, toExclusive).commit().version();
+        return Router.await(deleteRangeAsync(fromInclusive, toExclusive));
     }
 
     @Override
@@ -496,7 +491,8 @@ final class ClusterTree implements Tree {
         if (fromInclusive.compareTo(toExclusive) >= 0) {
             throw new IllegalArgumentException("range ['" + fromInclusive + "', '" + toExclusive + "') is empty");
         }
-        return atomic().deleteRange(fromInclusive, toExclusive).commitAsync().thenApply(dev.lattice.engine.AtomicResult::version);
+        return atomic().deleteRange(fromInclusive, toExclusive).commitAsync()
+                .thenApply(dev.lattice.engine.AtomicResult::version);
     }
 
     /**

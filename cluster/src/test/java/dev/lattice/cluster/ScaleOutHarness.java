@@ -13,9 +13,9 @@ import java.util.concurrent.TimeUnit;
  * through its own cluster tree; prints keys/s per node count and the speedup against one node. Run by hand (root
  * needed for the cgroups), see docs/cluster.md "Figures":
  * {@code java -cp <cluster test classpath> dev.lattice.cluster.ScaleOutHarness [quotaPercent] [seconds] [threads]
- * [warmupSeconds] [maxNodes] [periodMillis]}; {@code LATTICE_SCALE_NODE_OPTS} adds JVM options to every node ({@code {node}} in
- * them becomes the node's name, e.g. for a JFR file each). CPU per operation is the nodes' JVM CPU time (every thread: Pekko, the engine, GC, JIT) during the
- * measured phase over its operations.
+ * [warmupSeconds] [maxNodes] [periodMillis]}; {@code LATTICE_SCALE_NODE_OPTS} adds JVM options to every node
+ * ({@code {node}} in them becomes the node's name, e.g. for a JFR file each). CPU per operation is the nodes' JVM CPU
+ * time (every thread: Pekko, the engine, GC, JIT) during the measured phase over its operations.
  */
 public final class ScaleOutHarness {
 
