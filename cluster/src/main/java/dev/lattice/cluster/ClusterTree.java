@@ -10,6 +10,7 @@ import dev.lattice.engine.Versioned;
 import dev.lattice.engine.feed.ChangeCursor;
 import dev.lattice.engine.feed.ChangePosition;
 import dev.lattice.engine.feed.ChangeSnapshot;
+import org.apache.pekko.actor.typed.ActorRef;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * A tree served by the cluster: the {@link Tree} interface, with each operation routed to the owner of its key's
@@ -148,14 +150,22 @@ final class ClusterTree implements Tree {
 
     @Override
     public Optional<Versioned> getVersioned(String key) {
-        return Router.await(getVersionedAsync(key));
+        return found(router.call(logOf(key), Op.GET, point(Op.GET, key, null, 0)));
     }
 
     @Override
     public CompletableFuture<Optional<Versioned>> getVersionedAsync(String key) {
-        return router.send(logOf(key), Op.GET, r -> Request.point(Op.GET, key, null, 0, r)).thenApply(res ->
-                res.keys().isEmpty() ? Optional.<Versioned>empty()
-                        : Optional.of(new Versioned(res.values().get(0), res.versions()[0], res.expiries()[0])));
+        return router.send(logOf(key), Op.GET, point(Op.GET, key, null, 0)).thenApply(ClusterTree::found);
+    }
+
+    private static Optional<Versioned> found(Response res) {
+        return res.keys().isEmpty() ? Optional.empty()
+                : Optional.of(new Versioned(res.values().get(0), res.versions()[0], res.expiries()[0]));
+    }
+
+    /** @return the request of a point operation, for the reply-to reference an attempt makes */
+    private static Function<ActorRef<Response>, Request> point(Op op, String key, byte[] value, long number) {
+        return r -> Request.point(op, key, value, number, r);
     }
 
     @Override
@@ -170,25 +180,26 @@ final class ClusterTree implements Tree {
 
     @Override
     public long put(String key, byte[] value) {
-        return Router.await(putAsync(key, value));
+        checkValue(value);
+        return router.call(logOf(key), Op.PUT, point(Op.PUT, key, value, 0)).number();
     }
 
     @Override
     public CompletableFuture<Long> putAsync(String key, byte[] value) {
         checkValue(value);
-        return router.send(logOf(key), Op.PUT, r -> Request.point(Op.PUT, key, value, 0, r)).thenApply(Response::number);
+        return router.send(logOf(key), Op.PUT, point(Op.PUT, key, value, 0)).thenApply(Response::number);
     }
 
     @Override
     public long put(String key, byte[] value, Duration ttl) {
-        return Router.await(putAsync(key, value, ttl));
+        checkValue(value);
+        return router.call(logOf(key), Op.PUT_TTL, point(Op.PUT_TTL, key, value, ttlMillis(ttl))).number();
     }
 
     @Override
     public CompletableFuture<Long> putAsync(String key, byte[] value, Duration ttl) {
         checkValue(value);
-        long millis = ttlMillis(ttl);
-        return router.send(logOf(key), Op.PUT_TTL, r -> Request.point(Op.PUT_TTL, key, value, millis, r))
+        return router.send(logOf(key), Op.PUT_TTL, point(Op.PUT_TTL, key, value, ttlMillis(ttl)))
                 .thenApply(Response::number);
     }
 
@@ -203,37 +214,39 @@ final class ClusterTree implements Tree {
 
     @Override
     public boolean putIfAbsent(String key, byte[] value) {
-        return Router.await(putIfAbsentAsync(key, value));
+        checkValue(value);
+        return router.call(logOf(key), Op.PUT_IF_ABSENT, point(Op.PUT_IF_ABSENT, key, value, 0)).flag();
     }
 
     @Override
     public CompletableFuture<Boolean> putIfAbsentAsync(String key, byte[] value) {
         checkValue(value);
-        return router.send(logOf(key), Op.PUT_IF_ABSENT, r -> Request.point(Op.PUT_IF_ABSENT, key, value, 0, r))
+        return router.send(logOf(key), Op.PUT_IF_ABSENT, point(Op.PUT_IF_ABSENT, key, value, 0))
                 .thenApply(Response::flag);
     }
 
     @Override
     public boolean putIfVersion(String key, byte[] value, long expectedVersion) {
-        return Router.await(putIfVersionAsync(key, value, expectedVersion));
+        checkValue(value);
+        return router.call(logOf(key), Op.PUT_IF_VERSION, point(Op.PUT_IF_VERSION, key, value, expectedVersion))
+                .flag();
     }
 
     @Override
     public CompletableFuture<Boolean> putIfVersionAsync(String key, byte[] value, long expectedVersion) {
         checkValue(value);
-        return router.send(logOf(key), Op.PUT_IF_VERSION,
-                r -> Request.point(Op.PUT_IF_VERSION, key, value, expectedVersion, r)).thenApply(Response::flag);
+        return router.send(logOf(key), Op.PUT_IF_VERSION, point(Op.PUT_IF_VERSION, key, value, expectedVersion))
+                .thenApply(Response::flag);
     }
 
     @Override
     public boolean delete(String key) {
-        return Router.await(deleteAsync(key));
+        return router.call(logOf(key), Op.DELETE, point(Op.DELETE, key, null, 0)).flag();
     }
 
     @Override
     public CompletableFuture<Boolean> deleteAsync(String key) {
-        return router.send(logOf(key), Op.DELETE, r -> Request.point(Op.DELETE, key, null, 0, r))
-                .thenApply(Response::flag);
+        return router.send(logOf(key), Op.DELETE, point(Op.DELETE, key, null, 0)).thenApply(Response::flag);
     }
 
     // ------------------------------------------------------------------ fan-out

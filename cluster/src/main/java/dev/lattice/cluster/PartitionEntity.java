@@ -385,21 +385,31 @@ final class PartitionEntity {
                 return t.resolveAtomic(partition, q.key(), q.flag(), q.number()).thenApply(v -> Response.ok(0, true));
             case DECISION:
                 return node.atomics().decision(t, partition, q.key());
+            case GET: {
+                checkKey(q.key());
+                Optional<Versioned> now = t.getVersionedIfInMemory(q.key());
+                if (now != null) { // a memtable hit is answered here: no hop to the blocking pool and back
+                    return CompletableFuture.completedFuture(found(q.key(), now));
+                }
+                return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
+            }
             default:
                 return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
         }
     }
 
+    private static Response found(String key, Optional<Versioned> v) {
+        return v.map(x -> Response.entries(List.of(key), List.of(x.value()), new long[] {x.version()},
+                        new long[] {x.expiresAtMillis()}, false))
+                .orElseGet(() -> Response.entries(List.of(), List.of(), new long[0], new long[0], false));
+    }
+
     /** The calls that may block (reads may fetch run blocks from the provider; an atomic write waits). */
     private Response read(PartialTree t, Request q) {
         switch (q.op()) {
-            case GET: {
+            case GET:
                 checkKey(q.key());
-                Optional<Versioned> v = t.getVersioned(q.key());
-                return v.map(x -> Response.entries(List.of(q.key()), List.of(x.value()), new long[] {x.version()},
-                                new long[] {x.expiresAtMillis()}, false))
-                        .orElseGet(() -> Response.entries(List.of(), List.of(), new long[0], new long[0], false));
-            }
+                return found(q.key(), t.getVersioned(q.key()));
             case GET_ALL: {
                 for (String k : q.keys()) {
                     checkKey(k);

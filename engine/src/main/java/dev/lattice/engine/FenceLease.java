@@ -52,6 +52,12 @@ final class FenceLease {
         lastProofNanos = startedNanos;
     }
 
+    /** @return true when a read needs no proof now: no read lease, or a fenced call within it succeeded */
+    boolean provenForRead() {
+        long lease = readLeaseNanos;
+        return lease == 0 || System.nanoTime() - lastProofNanos <= lease;
+    }
+
     /**
      * Proves the fence before a read unless a fenced call that started within the read lease succeeded.
      *
@@ -59,8 +65,7 @@ final class FenceLease {
      * @throws dev.lattice.spi.WalStorageException if the provider call fails
      */
     void proveForRead() {
-        long lease = readLeaseNanos;
-        if (lease == 0 || System.nanoTime() - lastProofNanos <= lease) {
+        if (provenForRead()) {
             return;
         }
         FencedException f = host.fencedBy();

@@ -1439,6 +1439,11 @@ final class LogPipeline {
         lease.proveForRead();
     }
 
+    /** @return true when a read may be served now without proving the fence (its read lease is current) */
+    boolean fenceProvenForRead() {
+        return lease.provenForRead();
+    }
+
     /** What the fence lease reaches of this log. */
     private final class LeaseHost implements FenceLease.Host {
         @Override

@@ -82,6 +82,22 @@ public interface PartialTree extends Tree {
     Map<String, Versioned> getAllVersioned(java.util.Collection<String> keys);
 
     /**
+     * Reads a key's latest value, as {@link Tree#getVersioned} does, but only when that needs no wait and no provider
+     * call: the partition's read lease is current, the partition holds no atomic write whose outcome this process
+     * has not learnt, and the memtable decides the key (it holds a value or a delete of it). For a thread that must
+     * not block (an actor's), which falls back to {@link Tree#getVersioned} on another thread when this returns null.
+     *
+     * @param key a key in a hosted partition
+     * @return the answer ({@code Optional.empty()} when the key is absent), or null when answering needs a wait or a
+     *     provider call (look in the runs, renew the read lease, wait for an atomic write's outcome)
+     * @throws NullPointerException if the key is null
+     * @throws IllegalArgumentException if the key breaks the key rules
+     * @throws PartitionNotHostedException if the key's partition is not hosted here
+     * @throws OwnershipLostException if another process claimed the key's log
+     */
+    Optional<Versioned> getVersionedIfInMemory(String key);
+
+    /**
      * Counts the live keys of one hosted partition (as {@link Tree#count()} does for a whole tree).
      *
      * @param partition a hosted partition

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -206,6 +207,25 @@ final class PartitionState {
             }
         }
         return null;
+    }
+
+    /**
+     * @return the latest value when the memtable decides the key ({@code Optional.empty()} for a delete or a value
+     *     hidden by a range delete or its expiry), or null when the layers below it must be looked at
+     */
+    Optional<Versioned> latestInMemtable(String key) {
+        List<MemRange> rs = ranges.list; // before the map, as in at()
+        Object r = topAt(map.get(key), Long.MAX_VALUE);
+        if (r == null) {
+            return null;
+        }
+        if (r instanceof Versioned v) {
+            long now = v.expiresAtMillis() == 0 ? 0 : nowMillis();
+            if (!ReadFilter.hidden(key, v, Long.MAX_VALUE, now, rs, layers.current(), ranges.gates)) {
+                return Optional.of(v);
+            }
+        }
+        return Optional.empty();
     }
 
     /** For {@link #at(String, long, long)}: read the clock only for a value that carries an expiry. */

@@ -482,6 +482,17 @@ final class TreeImpl implements PartialTree {
     }
 
     @Override
+    public Optional<Versioned> getVersionedIfInMemory(String key) {
+        KeyLimit.check(key, maxKeyBytes);
+        checkOpen();
+        LogPipeline lp = pipeline(key);
+        if (!lp.fenceProvenForRead() || (partial && !lp.state.unresolved.isEmpty())) {
+            return null;
+        }
+        return lp.state.latestInMemtable(key);
+    }
+
+    @Override
     public boolean exists(String key) {
         return getVersioned(key).isPresent();
     }

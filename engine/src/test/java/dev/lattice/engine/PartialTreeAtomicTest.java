@@ -57,7 +57,9 @@ class PartialTreeAtomicTest {
             assertThat(version).isGreaterThanOrEqualTo(Math.max(f0, f1));
             assertThat(ta.atomicDecision(0, "x1")).hasValue(new AtomicDecision(true, version));
             assertThat(ta.getVersioned(k0).orElseThrow().version()).isEqualTo(version);
-            // the participant has not heard: its read waits for the outcome rather than answer "old1"
+            // the participant has not heard: a read that may not block does not answer, one that may waits for the
+            // outcome rather than answer "old1"
+            assertThat(tb.getVersionedIfInMemory(k1)).isNull();
             CompletableFuture<java.util.Optional<byte[]>> read = CompletableFuture.supplyAsync(() -> tb.get(k1));
             Thread.sleep(200);
             assertThat(read).isNotDone();
@@ -65,6 +67,7 @@ class PartialTreeAtomicTest {
             assertThat(EngineBasicsTest.s(read.get(5, TimeUnit.SECONDS).orElseThrow())).isEqualTo("new1");
             assertThat(tb.getVersioned(k1).orElseThrow().version()).isEqualTo(version);
             assertThat(tb.pendingAtomicWrites(1)).isEmpty();
+            assertThat(tb.getVersionedIfInMemory(k1).orElseThrow().version()).isEqualTo(version);
             ta.atomicResolvedAt(0, "x1", new LogId("t", 1));
             // the keys are free again
             tb.put(k1, b("after"));

@@ -168,6 +168,7 @@ class PartialTreeTest {
             tb.host(1); // a new owner without a hand-off: its claim fences the old one
             tb.put(k[1], b("b1"));
             Thread.sleep(lease.toMillis() + 100);
+            assertThat(ta.getVersionedIfInMemory(k[1])).isNull(); // the lease ran out: no answer without a proof
             assertThatThrownBy(() -> ta.get(k[1])).isInstanceOfSatisfying(OwnershipLostException.class, e -> {
                 assertThat(e.log()).isEqualTo(new dev.lattice.spi.LogId("t", 1));
                 assertThat(e).hasCauseInstanceOf(FencedException.class);
@@ -183,6 +184,40 @@ class PartialTreeTest {
             ta.release(1, Duration.ofSeconds(5));
             ta.host(1);
             assertThat(ta.get(k[1]).map(EngineBasicsTest::s)).hasValue("b1");
+        }
+    }
+
+    @Test
+    void aReadThatMayNotBlockIsAnsweredOnlyWhenTheMemtableDecidesIt() {
+        try (Lattice l = open(new InMemoryStorage())) {
+            TreeImpl t = (TreeImpl) l.hostTree("t", FOUR);
+            t.host(0);
+            String[] k = keyPerPartition(t);
+            String flushed = k[0];
+            List<String> inZero = new ArrayList<>();
+            for (int i = 0; inZero.size() < 3; i++) {
+                if (t.partitionOf("m" + i) == 0) {
+                    inZero.add("m" + i);
+                }
+            }
+            String kept = inZero.get(0);
+            String deleted = inZero.get(1);
+            String absent = inZero.get(2);
+            long v = t.put(flushed, b("in a run"));
+            assertThat(t.getVersionedIfInMemory(flushed).orElseThrow().version()).isEqualTo(v);
+            assertThat(t.flushNow(10_000)).isTrue();
+            // in a run now: only a read that may block answers
+            assertThat(t.getVersionedIfInMemory(flushed)).isNull();
+            assertThat(t.get(flushed).map(EngineBasicsTest::s)).hasValue("in a run");
+            t.put(kept, b("memtable"));
+            t.put(deleted, b("gone"));
+            t.delete(deleted);
+            assertThat(t.getVersionedIfInMemory(kept).map(x -> s(x.value()))).hasValue("memtable");
+            assertThat(t.getVersionedIfInMemory(deleted)).isEmpty(); // the memtable holds the delete
+            assertThat(t.getVersionedIfInMemory(absent)).isNull(); // not in the memtable: the runs would be read
+            assertThat(t.get(absent)).isEmpty();
+            assertThatThrownBy(() -> t.getVersionedIfInMemory(k[1])).isInstanceOf(PartitionNotHostedException.class);
+            assertThatThrownBy(() -> t.getVersionedIfInMemory(null)).isInstanceOf(NullPointerException.class);
         }
     }
 
