@@ -43,7 +43,9 @@ import java.util.function.Function;
  *
  * <p>The futures of the {@code *Async} calls complete on the node's reply threads ({@link NodeServices#replies()}),
  * not on a Pekko dispatcher or an engine thread (one refused before anything was sent is complete when returned);
- * a continuation may block there (the pool grows), but a long one holds a thread. Thread-safe.
+ * a continuation may block there (the pool grows), but a long one holds a thread. A blocking point operation
+ * ({@link #get}, {@link #put}, ...) waits for its answer, and pauses between its retries, on the calling thread.
+ * Thread-safe.
  */
 final class ClusterTree implements Tree {
 

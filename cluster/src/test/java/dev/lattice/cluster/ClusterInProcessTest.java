@@ -247,15 +247,30 @@ class ClusterInProcessTest {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         long started = mx.getTotalStartedThreadCount();
         int requests = 0;
-        for (int i = 0; i < 500; i++) {
-            via0.put("k-" + i, b("v" + i));
-            assertThat(via0.get("k-" + i).map(ClusterInProcessTest::s)).hasValue("v" + i);
+        for (int i = 0; i < 500; i++) { // the blocking calls wait on this thread, the async ones on reply threads
+            if (i % 2 == 0) {
+                via0.put("k-" + i, b("v" + i));
+                assertThat(via0.get("k-" + i).map(ClusterInProcessTest::s)).hasValue("v" + i);
+            } else {
+                via0.putAsync("k-" + i, b("v" + i)).join();
+                assertThat(via0.getAsync("k-" + i).join().map(ClusterInProcessTest::s)).hasValue("v" + i);
+            }
             requests += 2;
         }
         long startedDuring = mx.getTotalStartedThreadCount() - started;
         System.out.printf("[cluster threads] %d threads started during %d requests (%d CPUs)%n", startedDuring,
                 requests, Runtime.getRuntime().availableProcessors());
         assertThat(startedDuring).as("threads started during %d requests", requests).isLessThan(50);
+        // a blocking call is answered on its own thread: nothing is handed to the reply threads
+        java.util.concurrent.ThreadPoolExecutor replies =
+                (java.util.concurrent.ThreadPoolExecutor) nodes.get(0).services().replies();
+        long handedOff = replies.getTaskCount();
+        for (int i = 0; i < 100; i++) {
+            via0.put("s-" + i, b("v"));
+            assertThat(via0.get("s-" + i)).isPresent();
+        }
+        assertThat(replies.getTaskCount() - handedOff).as("tasks handed to the reply threads by 200 blocking calls")
+                .isZero();
     }
 
     @Test
