@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * through its own cluster tree; prints keys/s per node count and the speedup against one node. Run by hand (root
  * needed for the cgroups), see docs/cluster.md "Figures":
  * {@code java -cp <cluster test classpath> dev.lattice.cluster.ScaleOutHarness [quotaPercent] [seconds] [threads]
- * [warmupSeconds] [maxNodes] [periodMillis]}; {@code LATTICE_SCALE_NODE_OPTS} adds JVM options to every node
+ * [warmupSeconds] [maxNodes] [periodMillis] [minNodes]} (speedups against the first node count run);
+ * {@code LATTICE_SCALE_NODE_OPTS} adds JVM options to every node
  * ({@code {node}} in them becomes the node's name, e.g. for a JFR file each). CPU per operation is the nodes' JVM CPU
  * time (every thread: Pekko, the engine, GC, JIT) during the measured phase over its operations.
  */
@@ -29,6 +30,7 @@ public final class ScaleOutHarness {
         int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 10;
         int maxNodes = args.length > 4 ? Integer.parseInt(args[4]) : 3;
         int periodMillis = args.length > 5 ? Integer.parseInt(args[5]) : 100;
+        int minNodes = args.length > 6 ? Integer.parseInt(args[6]) : 1; // above 1: speedups against the first row
         Path dir = Files.createTempDirectory("lattice-scale");
         System.out.printf("[scale-out] %d%% of a CPU per node over %d ms periods, %d threads per node, %d s measured"
                 + " after %d s of warm-up per phase%n", quota, periodMillis, threads, seconds, warmup);
@@ -36,7 +38,7 @@ public final class ScaleOutHarness {
                 + " reads keys/s | speedup | CPU per read | periods throttled |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
         double w1 = 0;
         double r1 = 0;
-        for (int n = 1; n <= maxNodes; n++) {
+        for (int n = minNodes; n <= maxNodes; n++) {
             String uri = TestCluster.freshPostgresUri();
             Path go = dir.resolve("go-" + n);
             List<Process> procs = new ArrayList<>();
@@ -86,7 +88,7 @@ public final class ScaleOutHarness {
             long[] throttled1 = throttled(n);
             double w = writes / (double) seconds;
             double r = reads / (double) seconds;
-            if (n == 1) {
+            if (n == minNodes) {
                 w1 = w;
                 r1 = r;
             }
