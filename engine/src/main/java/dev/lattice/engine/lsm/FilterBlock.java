@@ -15,7 +15,7 @@ final class FilterBlock {
 
     /** Builds the filter a run of {@code formatVersion} holds. */
     static KeyFilter build(int formatVersion, long[] hashes, int count, int bitsPerKey) {
-        return formatVersion >= RunFormat.VERSION ? BlockedBloomFilter.build(hashes, count, bitsPerKey)
+        return formatVersion >= RunFormat.VERSION_3 ? BlockedBloomFilter.build(hashes, count, bitsPerKey)
                 : BloomFilter.build(hashes, count, bitsPerKey);
     }
 
@@ -34,6 +34,6 @@ final class FilterBlock {
      * @throws IllegalStateException if it cannot be decoded
      */
     static KeyFilter decode(int formatVersion, ByteBuffer in) {
-        return formatVersion >= RunFormat.VERSION ? BlockedBloomFilter.decode(in) : BloomFilter.decode(in);
+        return formatVersion >= RunFormat.VERSION_3 ? BlockedBloomFilter.decode(in) : BloomFilter.decode(in);
     }
 }

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The byte layout of a run, format version 3 (docs/wal-format.md "Run format"): data blocks, a key filter block
+ * The byte layout of a run, format version 4 (docs/wal-format.md "Run format"): data blocks, a key filter block
  * ({@link FilterBlock}), an index block and a meta block, each followed by its CRC32C, then a fixed
  * {@value #FOOTER_BYTES}-byte footer that locates them. Varints are unsigned LEB128. Stateless helpers; thread-safe.
  */
@@ -12,8 +12,13 @@ public final class RunFormat {
 
     /** First 8 bytes of the footer. */
     public static final long MAGIC = 0x4C41545252554E31L; // "LATRRUN1"
-    /** The format version this code writes (3: a blocked Bloom filter, {@link BlockedBloomFilter}). */
-    public static final int VERSION = 3;
+    /**
+     * The format version this code writes (4: the index holds a short separator per block and no block positions,
+     * which follow from the lengths; data, filter and meta blocks as in format 3).
+     */
+    public static final int VERSION = 4;
+    /** Format version 3, still read: a blocked Bloom filter ({@link BlockedBloomFilter}), full last keys in the index. */
+    public static final int VERSION_3 = 3;
     /** Format version 2, still read: value expiry, range tombstones in the meta block, a standard Bloom filter. */
     public static final int VERSION_2 = 2;
     /** The first format version, still read (no expiring values, no range tombstones, a standard Bloom filter). */
@@ -150,5 +155,31 @@ public final class RunFormat {
         void reset() {
             size = 0;
         }
+    }
+
+    /**
+     * A short key {@code s} with {@code last <= s < next} in {@code String} order, for a format-4 index entry: the
+     * prefix of {@code next} one character past the keys' common prefix, when both keys are ASCII (where UTF-8 byte
+     * order is {@code String} order) and that prefix is shorter than {@code last} and is not {@code next} itself;
+     * {@code last} otherwise.
+     *
+     * @param last the last key of a block
+     * @param next the first key of the block after it, greater than or equal to {@code last}
+     * @return the separator
+     */
+    static String separator(String last, String next) {
+        if (!isAscii(last) || !isAscii(next)) {
+            return last;
+        }
+        int n = Math.min(last.length(), next.length());
+        int common = 0;
+        while (common < n && last.charAt(common) == next.charAt(common)) {
+            common++;
+        }
+        int len = common + 1;
+        if (len >= next.length() || len >= last.length()) {
+            return last; // the prefix would be next itself, or no shorter than last
+        }
+        return next.substring(0, len); // > last (it differs at common, where next is greater) and < next
     }
 }

@@ -9,7 +9,7 @@ import java.util.NoSuchElementException;
 import java.util.zip.CRC32C;
 
 /**
- * Reads one run (format 1, 2 or 3): its footer, index, key filter and meta block when opened (a few reads,
+ * Reads one run (format 1 to 4): its footer, index, key filter and meta block when opened (a few reads,
  * kilobytes), data blocks on demand through the {@link BlockCache}. Every block is checked against its CRC32C; damage
  * is a {@link CorruptRunException} naming the log, the run and the block, never skipped.
  *
@@ -26,7 +26,10 @@ public final class RunReader {
     private final BlockCache cache;
     /** Names this reader's blocks in the cache (cheaper to hash than log, run and position). */
     private final long cacheId = READERS.incrementAndGet();
-    /** The last key of each data block, UTF-8, one after another: block i's is {@code [keyEnds[i-1], keyEnds[i])}. */
+    /**
+     * The index key of each data block, UTF-8, one after another: block i's is {@code [keyEnds[i-1], keyEnds[i])}.
+     * Its last key (formats 1-3), or (format 4) a separator at or after it and before the next block's first key.
+     */
     private final byte[] lastKeys;
     private final int[] keyEnds;
     private final long[] positions;
@@ -89,10 +92,9 @@ public final class RunReader {
             throw corrupt(source, footerPos, "footer fails its CRC32C check");
         }
         int version = f.getInt(8);
-        if (version != RunFormat.VERSION && version != RunFormat.VERSION_2 && version != RunFormat.VERSION_1) {
+        if (version < RunFormat.VERSION_1 || version > RunFormat.VERSION) {
             throw corrupt(source, footerPos, "run format version " + version + " is not readable by this release "
-                    + "(reads versions " + RunFormat.VERSION_1 + ", " + RunFormat.VERSION_2 + " and "
-                    + RunFormat.VERSION + ")");
+                    + "(reads versions " + RunFormat.VERSION_1 + " to " + RunFormat.VERSION + ")");
         }
         long filterPos = f.getLong(12);
         int filterLen = f.getInt(20);
@@ -115,17 +117,24 @@ public final class RunReader {
             int[] ends = new int[n];
             long[] pos = new long[n];
             int[] len = new int[n];
+            boolean implicit = version >= RunFormat.VERSION; // format 4: blocks back to back from byte 0
+            long at = 0;
             for (int i = 0; i < n; i++) {
                 int kl = RunFormat.getVarInt(idx);
                 keys.write(idx.array(), idx.position(), kl);
                 ends[i] = keys.size();
                 idx.position(idx.position() + kl);
-                pos[i] = RunFormat.getVarLong(idx);
+                pos[i] = implicit ? at : RunFormat.getVarLong(idx);
                 len[i] = RunFormat.getVarInt(idx);
                 RunFormat.getVarLong(idx);
                 if (pos[i] < 0 || len[i] < RunFormat.CRC_BYTES || pos[i] + len[i] > filterPos) {
                     throw new IllegalStateException("index entry " + i + " points outside the data blocks");
                 }
+                at = pos[i] + len[i];
+            }
+            if (implicit && at != filterPos) {
+                throw new IllegalStateException("the index's blocks end at byte " + at + ", the filter block starts"
+                        + " at " + filterPos);
             }
             ByteBuffer metaBytes = ByteBuffer.wrap(block(source, metaPos, metaLen, footerPos));
             RunMeta meta = version >= 2 ? RunMetaCodec.decodeWithRanges(metaBytes) : RunMetaCodec.decode(metaBytes);
@@ -268,7 +277,7 @@ public final class RunReader {
         return keyEnds.length;
     }
 
-    /** Compares block b's last key with a UTF-8 key. */
+    /** Compares block b's index key (its last key or a separator after it) with a UTF-8 key. */
     private int compareLastKey(int b, byte[] key) {
         return KeyOrder.compare(lastKeys, b == 0 ? 0 : keyEnds[b - 1], keyEnds[b], key, 0, key.length);
     }

@@ -18,8 +18,11 @@ import java.util.zip.CRC32C;
  */
 public final class RunWriter {
 
-    /** One data block's place in the run, as the index records it. */
-    record BlockHandle(String lastKey, long position, int length, int entries) {
+    /**
+     * One data block's place in the run, as the index records it: {@code key} is its last key, or (format 4) a
+     * separator at or after it and before the next block's first key.
+     */
+    record BlockHandle(String key, long position, int length, int entries) {
     }
 
     private final int blockBytes;
@@ -74,12 +77,12 @@ public final class RunWriter {
     }
 
     /**
-     * As above, writing {@code formatVersion}: 1 and 2 only for compatibility tests (1: no expiry, no range
-     * tombstones; 1 and 2: the standard Bloom filter).
+     * As above, writing {@code formatVersion}: 1 to 3 only for compatibility tests (1: no expiry, no range
+     * tombstones; 1 and 2: the standard Bloom filter; 1 to 3: full last keys and positions in the index).
      */
     RunWriter(int blockBytes, int bitsPerKey, int expectedBytes, int formatVersion) {
-        if (formatVersion != RunFormat.VERSION && formatVersion != RunFormat.VERSION_2
-                && formatVersion != RunFormat.VERSION_1) {
+        if (formatVersion != RunFormat.VERSION && formatVersion != RunFormat.VERSION_3
+                && formatVersion != RunFormat.VERSION_2 && formatVersion != RunFormat.VERSION_1) {
             throw new IllegalArgumentException("run format version " + formatVersion + " cannot be written");
         }
         this.formatVersion = formatVersion;
@@ -111,6 +114,11 @@ public final class RunWriter {
         }
         if (e.expiresAtMillis() != 0 && formatVersion < 2) {
             throw new IllegalArgumentException("run format " + formatVersion + " has no expiring values");
+        }
+        if (blockEntries == 0 && !handles.isEmpty() && formatVersion >= RunFormat.VERSION) {
+            BlockHandle h = handles.get(handles.size() - 1); // the block before this one: its separator
+            handles.set(handles.size() - 1, new BlockHandle(RunFormat.separator(h.key(), e.key()), h.position(),
+                    h.length(), h.entries()));
         }
         int keyLength = encodeKey(e.key());
         byte[] key = keyBuf;
@@ -261,10 +269,12 @@ public final class RunWriter {
         part.reset();
         RunFormat.putVarLong(part, handles.size());
         for (BlockHandle h : handles) {
-            byte[] k = RunFormat.utf8(h.lastKey());
+            byte[] k = RunFormat.utf8(h.key());
             RunFormat.putVarLong(part, k.length);
             part.write(k, 0, k.length);
-            RunFormat.putVarLong(part, h.position());
+            if (formatVersion < RunFormat.VERSION) {
+                RunFormat.putVarLong(part, h.position()); // format 4: the sum of the lengths before it
+            }
             RunFormat.putVarLong(part, h.length());
             RunFormat.putVarLong(part, h.entries());
         }

@@ -15,12 +15,13 @@ import java.util.Random;
 import java.util.TreeMap;
 
 /**
- * Writes the fixture that {@code RunFormat2OpenTest} opens: a Chronicle directory written by the release before run
- * format 3 (runs of format 2 with the standard Bloom filter, under manifests), holding values, tombstones, a range
- * delete and expiring values (a 100-year time-to-live) in several runs of each of 2 partitions, closed cleanly. Run
- * once by hand with that release's code (commit 619a775); kept to document how the fixture was made:
- * {@code java -cp ... dev.lattice.engine.compat.RunFormat2FixtureWriter DIR}, then
- * {@code cd DIR && zip -r run-format2-chronicle.zip data expected.tsv}. It writes {@code DIR/data} and the expected
+ * Writes the fixtures that {@code OlderRunFormatsOpenTest} opens: a Chronicle directory holding values, tombstones,
+ * a range delete and expiring values (a 100-year time-to-live) in several runs of each of 2 partitions, under
+ * manifests, closed cleanly. Run once by hand with the code of the release before each run format change; kept to
+ * document how the fixtures were made: {@code java -cp ... dev.lattice.engine.compat.RunFormat2FixtureWriter DIR},
+ * then {@code cd DIR && zip -r run-format2-chronicle.zip data expected.tsv} (commit 619a775: runs of format 2, the
+ * standard Bloom filter), and the same as {@code run-format3-chronicle.zip} (commit 4ab39ca: format 3, full last
+ * keys and block positions in the index). It writes {@code DIR/data} and the expected
  * contents in {@code DIR/expected.tsv} (key, value) of the tree {@code runs2}.
  */
 public final class RunFormat2FixtureWriter {

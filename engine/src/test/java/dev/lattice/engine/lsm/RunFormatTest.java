@@ -9,6 +9,7 @@ import dev.lattice.spi.memory.InMemoryWalStorageProvider;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -261,13 +262,15 @@ class RunFormatTest {
     }
 
     /**
-     * This release writes format 3 with a blocked filter; format 2 and 1 runs (written through the writer's old
-     * paths) keep the standard filter, and all three answer every key and mostly skip absent ones.
+     * This release writes format 4 (a blocked filter, separators in the index); format 3 runs keep full last keys,
+     * format 2 and 1 runs (written through the writer's old paths) the standard filter too, and all four answer every
+     * key and mostly skip absent ones.
      */
     @Test
-    void format3RunsHoldABlockedFilterAndFormats1And2TheStandardOne() {
+    void format3And4RunsHoldABlockedFilterAndFormats1And2TheStandardOne() {
         TreeMap<String, List<RunEntry>> m = model(29, 4000);
-        for (int version : new int[] {RunFormat.VERSION, RunFormat.VERSION_2, RunFormat.VERSION_1}) {
+        for (int version : new int[] {RunFormat.VERSION, RunFormat.VERSION_3, RunFormat.VERSION_2,
+                RunFormat.VERSION_1}) {
             RunWriter w = version == RunFormat.VERSION ? new RunWriter(4096, 10)
                     : new RunWriter(4096, 10, 1 << 16, version);
             m.values().forEach(l -> l.forEach(w::add));
@@ -277,7 +280,7 @@ class RunFormatTest {
             RunReader r = RunReader.open(s.source(), new BlockCache(0));
             assertThat(r.formatVersion()).isEqualTo(version);
             assertThat(r.filter()).as("format %d's filter", version)
-                    .isInstanceOf(version == 3 ? BlockedBloomFilter.class : BloomFilter.class);
+                    .isInstanceOf(version >= 3 ? BlockedBloomFilter.class : BloomFilter.class);
             for (Map.Entry<String, List<RunEntry>> e : m.entrySet()) {
                 assertEntry(r.get(e.getKey(), Long.MAX_VALUE), e.getValue().get(0));
             }
@@ -289,17 +292,98 @@ class RunFormatTest {
             assertThat((s.reads().get() - before) / (double) probes).as("block reads per absent get, format %d",
                     version).isLessThan(0.03);
         }
-        assertThatThrownBy(() -> new RunWriter(4096, 10, 1 << 16, 4)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RunWriter(4096, 10, 1 << 16, 5)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * Format 4's index keys are separators, shorter than the blocks' last keys: the index shrinks, and a key that
+     * falls between two blocks (a separator itself, or any key after a block's last) is found absent by a get and
+     * seeks a scan to the next block's first key, as with format 3.
+     */
+    @Test
+    void format4IndexSeparatorsAreShorterAndKeysBetweenBlocksStayAbsent() {
+        TreeMap<String, List<RunEntry>> m = model(41, 4000);
+        Random rnd = new Random(47); // and keys that differ early, as hashed keys do
+        long version = 1;
+        for (int i = 0; i < 4000; i++) {
+            String key = "h" + Long.toHexString(rnd.nextLong());
+            m.computeIfAbsent(key, k -> new ArrayList<>()).add(RunEntry.put(key, version++, new byte[rnd.nextInt(200)]));
+        }
+        RunWriter w3 = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_3);
+        RunWriter w4 = new RunWriter(1024, 10);
+        m.values().forEach(l -> l.forEach(e -> {
+            w3.add(e);
+            w4.add(e);
+        }));
+        byte[] b3 = w3.finish().bytes();
+        byte[] b4 = w4.finish().bytes();
+        int index3 = ByteBuffer.wrap(b3).getInt(b3.length - RunFormat.FOOTER_BYTES + 32); // the index's length
+        int index4 = ByteBuffer.wrap(b4).getInt(b4.length - RunFormat.FOOTER_BYTES + 32);
+        int blocks = (int) RunReader.open(store(b4).source(), new BlockCache(0)).meta().blocks();
+        System.out.printf("[run format] index of %d blocks: %d bytes in format 3, %d in format 4%n", blocks, index3,
+                index4);
+        // no positions (2-3 bytes each past the first blocks), and keys shortened where neighbours differ early
+        assertThat(index4).as("format-4 index bytes against format 3's %d", index3).isLessThan(index3 - 2 * blocks);
+        assertThat(b3.length - b4.length).isEqualTo(index3 - index4); // only the index differs
+        RunReader r = RunReader.open(store(b4).source(), new BlockCache(0));
+        String prev = null;
+        int between = 0;
+        for (String k : m.keySet()) {
+            assertEntry(r.get(k, Long.MAX_VALUE), m.get(k).get(0));
+            if (prev != null) {
+                String sep = RunFormat.separator(prev, k);
+                if (!sep.equals(prev)) {
+                    between++;
+                    assertThat(r.get(sep, Long.MAX_VALUE)).as("separator %s between %s and %s", sep, prev, k).isNull();
+                    Iterator<RunEntry> it = r.scan(sep, null);
+                    assertThat(it.hasNext()).isTrue();
+                    assertThat(it.next().key()).isEqualTo(k);
+                    Iterator<RunEntry> back = r.scanReverse(null, sep);
+                    assertThat(back.hasNext()).isTrue();
+                    assertThat(back.next().key()).isEqualTo(prev);
+                }
+            }
+            prev = k;
+        }
+        assertThat(between).as("keys between neighbours probed").isGreaterThan(3000);
+    }
+
+    @Test
+    void aSeparatorLiesFromTheLastKeyToBeforeTheNextAndIsNeverLonger() {
+        Random rnd = new Random(43);
+        String[] alphabet = {"a", "b", "z", "0", "~", "\u00e9", "\ud83d\ude00", "\u4e2d"};
+        for (int i = 0; i < 200_000; i++) {
+            StringBuilder x = new StringBuilder();
+            StringBuilder y = new StringBuilder();
+            for (int j = rnd.nextInt(8); j >= 0; j--) {
+                x.append(alphabet[rnd.nextInt(rnd.nextBoolean() ? 4 : alphabet.length)]);
+            }
+            y.append(x, 0, rnd.nextInt(x.length() + 1));
+            for (int j = rnd.nextInt(6); j >= 0; j--) {
+                y.append(alphabet[rnd.nextInt(rnd.nextBoolean() ? 4 : alphabet.length)]);
+            }
+            String last = x.toString().compareTo(y.toString()) <= 0 ? x.toString() : y.toString();
+            String next = last.equals(x.toString()) ? y.toString() : x.toString();
+            String sep = RunFormat.separator(last, next);
+            assertThat(sep.compareTo(last)).as("'%s' against last '%s'", sep, last).isGreaterThanOrEqualTo(0);
+            assertThat(sep.length()).isLessThanOrEqualTo(last.length());
+            if (!sep.equals(last)) {
+                assertThat(sep.compareTo(next)).as("'%s' against next '%s'", sep, next).isLessThan(0);
+            }
+        }
+        assertThat(RunFormat.separator("user00012345", "user00019999")).isEqualTo("user00019");
+        assertThat(RunFormat.separator("abc", "abd")).isEqualTo("abc"); // "abd" is next itself
+        assertThat(RunFormat.separator("k\u00e9a", "k\u00e9b")).isEqualTo("k\u00e9a"); // not ASCII: the last key
     }
 
     @Test
     void aRunOfAnUnreadableVersionIsRefusedNamingTheReadableOnes() {
         byte[] good = write(model(31, 100), 1024).bytes();
-        for (int version : new int[] {0, 4, 99}) {
+        for (int version : new int[] {0, 5, 99}) {
             assertThatThrownBy(() -> RunReader.open(store(withFooterVersion(good, version)).source(),
                     new BlockCache(0))).isInstanceOf(CorruptRunException.class)
                     .hasMessageContaining("run format version " + version + " is not readable")
-                    .hasMessageContaining("reads versions 1, 2 and 3");
+                    .hasMessageContaining("reads versions 1 to 4");
         }
     }
 
@@ -314,7 +398,7 @@ class RunFormatTest {
         model(37, 500).values().forEach(l -> l.forEach(w2::add));
         byte[] v2 = w2.finish().bytes();
         List<byte[]> bad = List.of(withFilterByte(v3, 0, 2), withFilterByte(v3, 0, 0), withFilterByte(v3, 1, 0),
-                withFilterByte(v3, 1, 17), withFooterVersion(v2, 3), withFilterByte(v2, 0, 31));
+                withFilterByte(v3, 1, 17), withFooterVersion(v2, 3), withFooterVersion(v2, 4), withFilterByte(v2, 0, 31));
         for (byte[] b : bad) {
             assertThatThrownBy(() -> RunReader.open(store(b).source(), new BlockCache(0)))
                     .isInstanceOf(CorruptRunException.class).hasMessageContaining("filter block")
@@ -322,7 +406,7 @@ class RunFormatTest {
                             .isEqualTo(filterPosition(b)));
         }
         // and the undamaged ones open
-        assertThat(RunReader.open(store(v3).source(), new BlockCache(0)).formatVersion()).isEqualTo(3);
+        assertThat(RunReader.open(store(v3).source(), new BlockCache(0)).formatVersion()).isEqualTo(RunFormat.VERSION);
         assertThat(RunReader.open(store(v2).source(), new BlockCache(0)).formatVersion()).isEqualTo(2);
     }
 
