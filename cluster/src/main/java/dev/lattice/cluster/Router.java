@@ -106,7 +106,7 @@ final class Router {
         return true;
     }
 
-    /** @return the {@link UnsupportedOperationException} when a hosting member does not understand {@code op}, or null */
+    /** @return the error when a hosting member does not understand {@code op} (unsupported), or null */
     private RuntimeException refusal(LogAddress log, Op op, Throwable late) {
         if (op.level <= PeerProtocols.OLDEST) {
             return null;

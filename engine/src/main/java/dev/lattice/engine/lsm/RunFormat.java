@@ -17,7 +17,7 @@ public final class RunFormat {
      * which follow from the lengths; data, filter and meta blocks as in format 3).
      */
     public static final int VERSION = 4;
-    /** Format version 3, still read: a blocked Bloom filter ({@link BlockedBloomFilter}), full last keys in the index. */
+    /** Format version 3, still read: a blocked Bloom filter ({@link BlockedBloomFilter}), full keys in the index. */
     public static final int VERSION_3 = 3;
     /** Format version 2, still read: value expiry, range tombstones in the meta block, a standard Bloom filter. */
     public static final int VERSION_2 = 2;

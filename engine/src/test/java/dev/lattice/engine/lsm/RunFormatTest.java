@@ -307,7 +307,8 @@ class RunFormatTest {
         long version = 1;
         for (int i = 0; i < 4000; i++) {
             String key = "h" + Long.toHexString(rnd.nextLong());
-            m.computeIfAbsent(key, k -> new ArrayList<>()).add(RunEntry.put(key, version++, new byte[rnd.nextInt(200)]));
+            m.computeIfAbsent(key, k -> new ArrayList<>())
+                    .add(RunEntry.put(key, version++, new byte[rnd.nextInt(200)]));
         }
         RunWriter w3 = new RunWriter(1024, 10, 1 << 16, RunFormat.VERSION_3);
         RunWriter w4 = new RunWriter(1024, 10);
@@ -398,7 +399,8 @@ class RunFormatTest {
         model(37, 500).values().forEach(l -> l.forEach(w2::add));
         byte[] v2 = w2.finish().bytes();
         List<byte[]> bad = List.of(withFilterByte(v3, 0, 2), withFilterByte(v3, 0, 0), withFilterByte(v3, 1, 0),
-                withFilterByte(v3, 1, 17), withFooterVersion(v2, 3), withFooterVersion(v2, 4), withFilterByte(v2, 0, 31));
+                withFilterByte(v3, 1, 17), withFooterVersion(v2, 3), withFooterVersion(v2, 4),
+                withFilterByte(v2, 0, 31));
         for (byte[] b : bad) {
             assertThatThrownBy(() -> RunReader.open(store(b).source(), new BlockCache(0)))
                     .isInstanceOf(CorruptRunException.class).hasMessageContaining("filter block")
