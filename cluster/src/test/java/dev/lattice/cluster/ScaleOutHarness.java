@@ -27,7 +27,7 @@ public final class ScaleOutHarness {
         int quota = args.length > 0 ? Integer.parseInt(args[0]) : 40;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 8;
-        int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 10;
+        int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 30; // 10 s left the JIT running under a 40 % quota
         int maxNodes = args.length > 4 ? Integer.parseInt(args[4]) : 3;
         int periodMillis = args.length > 5 ? Integer.parseInt(args[5]) : 100;
         int minNodes = args.length > 6 ? Integer.parseInt(args[6]) : 1; // above 1: speedups against the first row
@@ -75,11 +75,15 @@ public final class ScaleOutHarness {
             long reads = 0;
             long writeCpu = 0;
             long readCpu = 0;
+            StringBuilder hosted = new StringBuilder();
             for (int i = 0; i < n; i++) {
                 procs.get(i).waitFor((seconds + warmup) * 2L + 120, TimeUnit.SECONDS);
                 String out = Files.readString(logs.get(i));
                 long[] w = numbers(out, "WRITES ");
                 long[] r = numbers(out, "READS ");
+                int h = out.indexOf("HOSTED ");
+                hosted.append(hosted.length() == 0 ? "" : "/")
+                        .append(h < 0 ? "?" : out.substring(h + 7, out.indexOf('\n', h)).trim());
                 writes += w[0];
                 writeCpu += w[1];
                 reads += r[0];
@@ -95,7 +99,8 @@ public final class ScaleOutHarness {
             table.append(String.format("| %d | %d%% | %,.0f | %.2fx | %,d us | %,.0f | %.2fx | %,d us | %d of %d |%n", n,
                     quota, w, w / w1, writeCpu / 1000 / Math.max(1, writes), r, r / r1,
                     readCpu / 1000 / Math.max(1, reads), throttled1[1] - throttled0[1], throttled1[0] - throttled0[0]));
-            System.out.println("[scale-out] " + n + " nodes: writes " + (long) w + "/s, reads " + (long) r + "/s");
+            System.out.println("[scale-out] " + n + " nodes: writes " + (long) w + "/s, reads " + (long) r + "/s"
+                    + " (partitions hosted per node during the reads: " + hosted + ")");
         }
         System.out.println(table);
         System.exit(0);

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
  * A child JVM of {@link ScaleOutHarness}: one cluster node that, once the file {@code lattice.test.go} exists, runs
  * {@code lattice.test.threads} threads of point writes through its own cluster tree for {@code lattice.test.seconds},
  * then as long of point reads, printing {@code WRITES n cpu} and {@code READS n cpu} (operations, and the CPU
- * nanoseconds the JVM used meanwhile); each phase after {@code lattice.test.warmup} seconds of the same workload that
+ * nanoseconds the JVM used meanwhile) and, before the reads, {@code HOSTED n} (the partitions it hosts); each phase after {@code lattice.test.warmup} seconds of the same workload that
  * are not measured. Then it leaves.
  */
 public final class ThroughputNode {
@@ -46,6 +46,7 @@ public final class ThroughputNode {
         run(tree, threads, warmup, true); // JIT compilation under a quota takes seconds: not measured
         System.out.println("WRITES " + measured(tree, threads, seconds, true));
         run(tree, threads, warmup, false);
+        System.out.println("HOSTED " + node.services().hostedPartitions("scale").size());
         System.out.println("READS " + measured(tree, threads, seconds, false));
         System.out.flush();
         node.close();
