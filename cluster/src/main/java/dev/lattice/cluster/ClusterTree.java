@@ -51,14 +51,17 @@ final class ClusterTree implements Tree {
 
     private final PartialTree meta;
     private final Router router;
+    private final ReadBatcher reads;
     private final CutHolds holds;
     private final int pageEntries;
 
     private final long messageBudget;
 
-    ClusterTree(PartialTree meta, Router router, CutHolds holds, int pageEntries, long messageBudget) {
+    ClusterTree(PartialTree meta, Router router, ReadBatcher reads, CutHolds holds, int pageEntries,
+                long messageBudget) {
         this.meta = meta;
         this.router = router;
+        this.reads = reads;
         this.holds = holds;
         this.pageEntries = pageEntries;
         this.messageBudget = messageBudget;
@@ -152,17 +155,14 @@ final class ClusterTree implements Tree {
 
     @Override
     public Optional<Versioned> getVersioned(String key) {
-        return found(router.call(logOf(key), Op.GET, point(Op.GET, key, null, 0)));
+        checkKey(key); // before it may join a batch, which one bad key would fail
+        return reads.get(logOf(key), key);
     }
 
     @Override
     public CompletableFuture<Optional<Versioned>> getVersionedAsync(String key) {
-        return router.send(logOf(key), Op.GET, point(Op.GET, key, null, 0)).thenApply(ClusterTree::found);
-    }
-
-    private static Optional<Versioned> found(Response res) {
-        return res.keys().isEmpty() ? Optional.empty()
-                : Optional.of(new Versioned(res.values().get(0), res.versions()[0], res.expiries()[0]));
+        checkKey(key);
+        return reads.getAsync(logOf(key), key);
     }
 
     /** @return the request of a point operation, for the reply-to reference an attempt makes */

@@ -49,6 +49,7 @@ public final class LatticeCluster implements AutoCloseable {
     private final NodeServices services;
     private final ActorSystem<Void> system;
     private final Router router;
+    private final ReadBatcher reads;
     private final LatticeClusterConfig config;
     private volatile boolean closed;
     private volatile boolean closing;
@@ -86,6 +87,7 @@ public final class LatticeCluster implements AutoCloseable {
         services.router(router);
         long frame = system.settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
         services.messageBudget(Math.max(16 * 1024, frame - 8 * 1024));
+        this.reads = new ReadBatcher(router, services.messageBudget());
         system.getWhenTerminated().thenRun(() -> {
             if (!closing) {
                 Object reason = org.apache.pekko.actor.CoordinatedShutdown.get(system).getShutdownReason()
@@ -121,6 +123,11 @@ public final class LatticeCluster implements AutoCloseable {
         }
     }
 
+    /** @return this node's batcher of point reads (tests) */
+    ReadBatcher reads() {
+        return reads;
+    }
+
     /**
      * The tree {@code name} as served by the cluster, created (in the shared catalog) with the engine's default
      * options if it does not exist.
@@ -131,7 +138,7 @@ public final class LatticeCluster implements AutoCloseable {
      * @throws dev.lattice.engine.NoSuchTreeException if the tree was dropped
      */
     public Tree tree(String name) {
-        return new ClusterTree(services.tree(name), router, services.cutHolds(), config.scanPageEntries(),
+        return new ClusterTree(services.tree(name), router, reads, services.cutHolds(), config.scanPageEntries(),
                 services.messageBudget());
     }
 
@@ -143,8 +150,8 @@ public final class LatticeCluster implements AutoCloseable {
      * @return the tree
      */
     public Tree tree(String name, TreeOptions options) {
-        return new ClusterTree(services.tree(name, options), router, services.cutHolds(), config.scanPageEntries(),
-                services.messageBudget());
+        return new ClusterTree(services.tree(name, options), router, reads, services.cutHolds(),
+                config.scanPageEntries(), services.messageBudget());
     }
 
     /**

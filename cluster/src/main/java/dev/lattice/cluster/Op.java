@@ -53,13 +53,22 @@ enum Op {
      */
     PREPARE_HOLD(23, 2),
     /** Ends a hold placed by {@link #PREPARE_HOLD} (id in {@code session}); a no-op when it ended already. */
-    PREPARE_RELEASE(24, 2);
+    PREPARE_RELEASE(24, 2),
+    /**
+     * Point reads of several keys of the partition in one message ({@link ReadBatcher}): {@code keys} in the order
+     * asked (repeats allowed); the answer holds, in that order, the first keys it answers ({@code flag} true when it
+     * stopped short at the message budget: the sender asks again for the rest), {@code values} (null where a key is
+     * absent), {@code versions} (0 where absent) and {@code expiries}. Each key is read as {@link #GET} reads it.
+     * Sent only while every hosting member reads level 3; otherwise, or when an owner answers that it cannot read
+     * it, the sender falls back to one {@link #GET} per key.
+     */
+    GET_BATCH(25, 3);
 
     final int code;
     /**
      * The wire protocol level that introduced the operation ({@link PeerProtocols}): 1 for the release before the
      * held scans (codes 1 to 16), 2 for the held scans, idempotency keys, {@code COUNT_CUT} and the prepare holds
-     * (17 to 24). A node whose level is below it cannot read the code.
+     * (17 to 24), 3 for the batched point reads (25). A node whose level is below it cannot read the code.
      */
     final int level;
 
@@ -90,7 +99,7 @@ enum Op {
 
     /** @return true when the operation changes data (its outcome is unknown when its answer is lost) */
     boolean writes() {
-        return this != GET && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION
+        return this != GET && this != GET_BATCH && this != GET_ALL && this != SCAN && this != COUNT && this != DECISION
                 && this != SCAN_OPEN && this != SCAN_NEXT && this != SCAN_CHECK && this != SCAN_CLOSE
                 && this != COUNT_CUT && this != PREPARE_HOLD && this != PREPARE_RELEASE;
     }

@@ -393,6 +393,13 @@ final class PartitionEntity {
                 }
                 return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
             }
+            case GET_BATCH: {
+                Response now = batch(t, q, true);
+                if (now != null) {
+                    return CompletableFuture.completedFuture(now);
+                }
+                return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
+            }
             default:
                 return CompletableFuture.supplyAsync(() -> read(t, q), node.blocking());
         }
@@ -404,12 +411,55 @@ final class PartitionEntity {
                 .orElseGet(() -> Response.entries(List.of(), List.of(), new long[0], new long[0], false));
     }
 
+    /**
+     * Answers a {@link Op#GET_BATCH}: each key as {@link Op#GET} reads it, in the order asked, stopping (the answer's
+     * flag) before the key whose value would take the answer past the message budget (never before the first).
+     *
+     * @param inMemoryOnly read the memtable only ({@link PartialTree#getVersionedIfInMemory}): null when some key
+     *     needs more (runs, the read lease proven again, a pending atomic write), and the batch goes to the blocking
+     *     pool
+     * @throws IllegalArgumentException if a key is empty or longer than the tree's limit
+     */
+    private Response batch(PartialTree t, Request q, boolean inMemoryOnly) {
+        List<String> asked = q.keys();
+        int n = asked.size();
+        List<String> keys = new ArrayList<>(n);
+        List<byte[]> values = new ArrayList<>(n);
+        long[] versions = new long[n];
+        long[] expiries = new long[n];
+        long bytes = 0;
+        boolean cut = false;
+        for (String k : asked) {
+            checkKey(k);
+            Optional<Versioned> v = inMemoryOnly ? t.getVersionedIfInMemory(k) : t.getVersioned(k);
+            if (v == null) {
+                return null;
+            }
+            long add = k.length() * 3L + (v.isPresent() ? v.get().value().length : 0) + 24;
+            if (!keys.isEmpty() && bytes + add > node.messageBudget()) {
+                cut = true; // the sender asks again for the keys after the last one answered
+                break;
+            }
+            bytes += add;
+            int i = keys.size();
+            keys.add(k);
+            values.add(v.map(Versioned::value).orElse(null));
+            versions[i] = v.map(Versioned::version).orElse(0L);
+            expiries[i] = v.map(Versioned::expiresAtMillis).orElse(0L);
+        }
+        int m = keys.size();
+        return Response.entries(keys, values, java.util.Arrays.copyOf(versions, m),
+                java.util.Arrays.copyOf(expiries, m), cut);
+    }
+
     /** The calls that may block (reads may fetch run blocks from the provider; an atomic write waits). */
     private Response read(PartialTree t, Request q) {
         switch (q.op()) {
             case GET:
                 checkKey(q.key());
                 return found(q.key(), t.getVersioned(q.key()));
+            case GET_BATCH:
+                return batch(t, q, false);
             case GET_ALL: {
                 for (String k : q.keys()) {
                     checkKey(k);

@@ -21,16 +21,18 @@ import java.util.function.Supplier;
  * per-partition {@link Op#COUNT}). Members that are down or leaving still count until they are removed, so the
  * answer errs towards the older protocol.
  *
- * <p>Levels: 1, the release before the held scans (codes 1 to 16); 2, this release (held scans, idempotency keys,
- * {@code COUNT_CUT}, prepare holds: codes 17 to 24). A node's own level is {@value #CURRENT} unless its Pekko
- * settings say otherwise ({@value #LEVEL_SETTING}, for tests only: a node at level 1 advertises no level and refuses
- * the newer codes exactly as a node of the previous release does). Thread-safe.
+ * <p>Levels: 1, the release before the held scans (codes 1 to 16); 2, the release with held scans, idempotency keys,
+ * {@code COUNT_CUT} and prepare holds (codes 17 to 24); 3, this release (batched point reads, {@code GET_BATCH}: code
+ * 25; while a host is of level 2 or below, point reads go one per message as before). A node's own level is
+ * {@value #CURRENT} unless its Pekko settings say otherwise ({@value #LEVEL_SETTING}, for tests only: a node at level
+ * 1 advertises no level and refuses the newer codes exactly as a node of that release does; a node at level 2
+ * answers the newer codes with {@link UnsupportedOperationException} as that release does). Thread-safe.
  */
 final class PeerProtocols {
 
     private static final Logger LOG = LoggerFactory.getLogger(PeerProtocols.class);
     /** The protocol level this code speaks. */
-    static final int CURRENT = 2;
+    static final int CURRENT = 3;
     /** The oldest level this code works with (the adjacent older release). */
     static final int OLDEST = 1;
     /** The prefix of the member role that advertises a node's level. */
@@ -108,9 +110,10 @@ final class PeerProtocols {
         if (level != lastSeen) {
             lastSeen = level;
             LOG.info("the cluster's hosting members speak wire protocol level {} at the least (this node: {}){}", level,
-                    own, level < CURRENT ? ": scans and counts through this node read each partition on its own"
+                    own, level < 2 ? ": scans and counts through this node read each partition on its own"
                             + " (not one cut) until every member is upgraded (docs/cluster.md \"Rolling upgrades\")"
-                            : "");
+                            : level < CURRENT ? ": point reads through this node go one per message until every"
+                            + " member is upgraded (docs/cluster.md \"Rolling upgrades\")" : "");
         }
         return level;
     }
