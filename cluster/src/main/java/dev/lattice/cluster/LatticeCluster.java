@@ -182,11 +182,12 @@ public final class LatticeCluster implements AutoCloseable {
 
     /**
      * The lowest wire protocol level among this node and the hosting members it sees (members not yet removed):
-     * what its scans, counts and idempotency keys may use (docs/cluster.md "Rolling upgrades"). 2 for this release;
-     * 1 while a member of the previous release hosts logs (then scans and counts are per partition, not one cut).
-     * Cheap (reads Pekko's membership as this node knows it; may lag the cluster by a gossip round).
+     * what its scans, counts, idempotency keys and batched point reads may use (docs/cluster.md "Rolling
+     * upgrades"). 3 for this release; 2 while a member of the release before hosts logs (point reads then go one per
+     * message); 1 while a member of the release before the held scans does (scans and counts are then per partition,
+     * not one cut). Cheap (reads Pekko's membership as this node knows it; may lag the cluster by a gossip round).
      *
-     * @return 1 or 2
+     * @return 1, 2 or 3
      */
     public int hostProtocolLevel() {
         return services.protocols().hostLevel();

@@ -35,6 +35,7 @@ final class ReadBatcher {
     private final Router router;
     private final long keyBudgetBytes;
     private final ConcurrentHashMap<LogAddress, Lane> lanes = new ConcurrentHashMap<>();
+    private volatile boolean enabled = true;
     private final java.util.concurrent.atomic.LongAdder batches = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder batchedReads = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder cut = new java.util.concurrent.atomic.LongAdder();
@@ -115,7 +116,12 @@ final class ReadBatcher {
     }
 
     private boolean batching() {
-        return router.protocols().understood(Op.GET_BATCH);
+        return enabled && router.protocols().understood(Op.GET_BATCH);
+    }
+
+    /** Harness hook: false sends every read alone, as before batching (same-run comparisons). */
+    void enabled(boolean on) {
+        this.enabled = on;
     }
 
     /** @return the waiter queued when a read of the lane is in flight, or null when the caller is to send it now */

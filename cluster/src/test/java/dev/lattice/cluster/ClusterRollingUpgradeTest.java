@@ -223,7 +223,7 @@ class ClusterRollingUpgradeTest {
             Thread.sleep(50);
         }
         for (LatticeCluster n : nodes) {
-            assertThat(n.hostProtocolLevel()).as("every host upgraded").isEqualTo(2);
+            assertThat(n.hostProtocolLevel()).as("every host upgraded").isEqualTo(PeerProtocols.CURRENT);
             Tree tt = n.tree("mixed");
             tt.count(); // the partitions handed off are hosted again (claim and replay) on first use
             assertThat(scanned(tt, null, null, false, ClusterScanCursor.class))

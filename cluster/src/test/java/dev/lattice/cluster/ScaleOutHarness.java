@@ -84,6 +84,11 @@ public final class ScaleOutHarness {
                 int h = out.indexOf("HOSTED ");
                 hosted.append(hosted.length() == 0 ? "" : "/")
                         .append(h < 0 ? "?" : out.substring(h + 7, out.indexOf('\n', h)).trim());
+                int b = out.indexOf("BATCHES ");
+                if (b >= 0) {
+                    System.out.println("[scale-out] " + n + " nodes, node " + i + ": "
+                            + out.substring(b + 8, out.indexOf('\n', b)).trim());
+                }
                 writes += w[0];
                 writeCpu += w[1];
                 reads += r[0];

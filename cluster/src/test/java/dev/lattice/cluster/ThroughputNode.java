@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class ThroughputNode {
 
+    private static final LongAdder FAILED = new LongAdder();
+
     private ThroughputNode() {
     }
 
@@ -47,7 +49,11 @@ public final class ThroughputNode {
         System.out.println("WRITES " + measured(tree, threads, seconds, true));
         run(tree, threads, warmup, false);
         System.out.println("HOSTED " + node.services().hostedPartitions("scale").size());
+        ReadBatcher.Counts before = node.reads().counts();
         System.out.println("READS " + measured(tree, threads, seconds, false));
+        ReadBatcher.Counts after = node.reads().counts();
+        System.out.println("BATCHES " + (after.batches() - before.batches()) + " batches carried "
+                + (after.batchedReads() - before.batchedReads()) + " reads; failed ops " + FAILED.sum());
         System.out.flush();
         node.close();
         System.exit(0);
@@ -80,7 +86,7 @@ public final class ThroughputNode {
                         }
                         ops.increment();
                     } catch (RuntimeException e) {
-                        // counted as not done
+                        FAILED.increment(); // counted as not done
                     }
                 }
             });
