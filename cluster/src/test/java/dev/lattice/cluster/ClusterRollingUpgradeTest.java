@@ -171,7 +171,8 @@ class ClusterRollingUpgradeTest {
         Response refused = unknownOp(nodes.get(1), onNew).toCompletableFuture().get(5, TimeUnit.SECONDS);
         assertThat(refused.ok()).isFalse();
         assertThat(RemoteErrors.toException(refused)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("operation code 99").hasMessageContaining("wire protocol level 2");
+                .hasMessageContaining("operation code 99")
+                .hasMessageContaining("wire protocol level " + PeerProtocols.CURRENT);
         int onOld = old.hostedPartitions("mixed").iterator().next();
         assertThatThrownBy(() -> unknownOp(nodes.get(1), onOld).toCompletableFuture().get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(TimeoutException.class);
