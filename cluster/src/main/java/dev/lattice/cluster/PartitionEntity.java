@@ -289,7 +289,7 @@ final class PartitionEntity {
 
     private void serve(Request q) {
         if (q.op().level > node.protocols().own()) {
-            // a node whose level was lowered to simulate the previous release: that release could not read the
+            // a node whose level was lowered to simulate an older release: that release could not read the
             // code (its serializer refused the message, Pekko dropped it); this covers the local deliveries
             return;
         }

@@ -37,7 +37,7 @@ final class PeerProtocols {
     static final int OLDEST = 1;
     /** The prefix of the member role that advertises a node's level. */
     static final String ROLE_PREFIX = "lattice-protocol-";
-    /** The Pekko setting that lowers a node's own level (tests that simulate a node of the previous release). */
+    /** The Pekko setting that lowers a node's own level (tests that simulate a node of an older release). */
     static final String LEVEL_SETTING = "lattice.wire.protocol-level";
 
     private final int own;
@@ -69,7 +69,7 @@ final class PeerProtocols {
         return level;
     }
 
-    /** @return the role a node of {@code level} advertises; none at level 1 (the previous release had none) */
+    /** @return the role a node of {@code level} advertises; none at level 1 (that release had none) */
     static Optional<String> role(int level) {
         return level <= OLDEST ? Optional.empty() : Optional.of(ROLE_PREFIX + level);
     }

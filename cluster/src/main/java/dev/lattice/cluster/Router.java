@@ -24,7 +24,7 @@ import java.util.function.Function;
  * {@link WriteOutcomeUnknownException} (it may have been applied). An operation that some hosting member does not
  * understand ({@link PeerProtocols}: its protocol level is below the operation's) is not sent: it fails at once with
  * {@link UnsupportedOperationException}, as does a read of such an operation whose answer is late once such a member
- * is seen (it joined meanwhile: an owner of the previous release drops what it cannot read), so that the caller falls
+ * is seen (it joined meanwhile: an owner of level 1 drops what it cannot read), so that the caller falls
  * back without waiting out the operation timeout. Thread-safe.
  */
 final class Router {
