@@ -511,16 +511,20 @@ final class TreeImpl implements PartialTree {
     public Map<String, Versioned> getAllVersioned(Collection<String> keys) {
         Objects.requireNonNull(keys, "keys");
         checkOpen();
+        for (String k : keys) {
+            KeyLimit.check(k, maxKeyBytes);
+            if (partial) {
+                // before the snapshot: an atomic write decided before this read began is resolved here, and published
+                // (visible) only at its resolve; a snapshot opened earlier would leave it out
+                cluster.awaitResolved(readPipeline(k), List.of(k), null, null, false);
+            }
+        }
         Visibility vis = ctx.atomics.visibility;
         long s = vis.openSnapshot();
         try {
             Map<String, Versioned> out = new TreeMap<>();
             for (String k : keys) {
-                KeyLimit.check(k, maxKeyBytes);
                 LogPipeline lp = readPipeline(k);
-                if (partial) {
-                    cluster.awaitResolved(lp, List.of(k), null, null, false);
-                }
                 Versioned v = lp.state.at(k, s);
                 if (v != null) {
                     out.put(k, v);
