@@ -781,17 +781,21 @@ final class TreeImpl implements PartialTree {
     @Override
     public ScanCursor scan(String fromInclusive, String toExclusive, boolean reverse) {
         checkOpen();
-        // the snapshot first: a skip-list iterator reads its first value when it is created
+        LogPipeline[] h = hosted;
+        for (LogPipeline p : h) {
+            p.proveFenceForRead();
+            if (partial) {
+                // before the snapshot, as in getAllVersioned: a write decided before this scan began is visible
+                // only from its resolve on
+                cluster.awaitResolved(p, null, fromInclusive, toExclusive, false);
+            }
+        }
+        // the snapshot before the iterators: a skip-list iterator reads its first value when it is created
         Visibility vis = ctx.atomics.visibility;
         long snapshot = vis.openSnapshot();
-        LogPipeline[] h = hosted;
         List<java.util.Iterator<Map.Entry<String, Object>>> its = new ArrayList<>(h.length);
         try {
             for (LogPipeline p : h) {
-                p.proveFenceForRead();
-                if (partial) {
-                    cluster.awaitResolved(p, null, fromInclusive, toExclusive, false);
-                }
                 its.add(p.state.scan(fromInclusive, toExclusive, reverse, snapshot));
             }
         } catch (RuntimeException e) {

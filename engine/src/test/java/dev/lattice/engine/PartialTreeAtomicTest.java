@@ -126,6 +126,63 @@ class PartialTreeAtomicTest {
         }
     }
 
+    /**
+     * A getAll or scan that waits for a write decided before it began must see that write: a participant publishes
+     * it only at its resolve, so a read snapshot opened before the wait left it out (CI saw a cluster getAll return
+     * half of a cross-partition write). Each read starts while the write is decided but unresolved here, waits,
+     * and must answer the write's value once the resolve lands.
+     */
+    @Test
+    void aReadThatWaitsForADecidedWriteSeesItWhenItResolves() throws Exception {
+        InMemoryStorage storage = new InMemoryStorage();
+        try (Lattice a = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)));
+             Lattice b = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)))) {
+            PartialTree ta = a.hostTree("t", TWO);
+            PartialTree tb = b.hostTree("t", TWO);
+            ta.host(0);
+            tb.host(1);
+            String k0 = keyIn(ta, 0, "a");
+            String k1 = keyIn(ta, 1, "b");
+            tb.put(k1, b("old"));
+            LogId coord = new LogId("t", 0);
+            java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
+            try {
+                List<java.util.function.Supplier<String>> reads = List.of(
+                        () -> EngineBasicsTest.s(tb.getAll(List.of(k1)).get(k1)),
+                        () -> scanOne(tb.scan(null, null, false)),
+                        () -> scanOne(tb.scan(1, null, null, false)));
+                int round = 0;
+                for (java.util.function.Supplier<String> read : reads) {
+                    int i = round++;
+                    String txn = "w" + i;
+                    String value = "new" + i;
+                    long f0 = ta.prepareAtomic(0, txn, coord, List.of(
+                            new AtomicOp(AtomicOp.Kind.PUT, k0, b(value), 0))).get(5, TimeUnit.SECONDS);
+                    long f1 = tb.prepareAtomic(1, txn, coord, List.of(
+                            new AtomicOp(AtomicOp.Kind.PUT, k1, b(value), 0))).get(5, TimeUnit.SECONDS);
+                    long version = ta.decideAtomic(0, txn, true, List.of(new LogId("t", 1)), Math.max(f0, f1))
+                            .get(5, TimeUnit.SECONDS);
+                    CompletableFuture<String> seen = CompletableFuture.supplyAsync(read, threads);
+                    Thread.sleep(200);
+                    assertThat(seen).as("read %d waits for the outcome", i).isNotDone();
+                    tb.resolveAtomic(1, txn, true, version).get(5, TimeUnit.SECONDS);
+                    assertThat(seen.get(5, TimeUnit.SECONDS)).as("read %d after the resolve", i).isEqualTo(value);
+                    ta.atomicResolvedAt(0, txn, new LogId("t", 1));
+                }
+            } finally {
+                threads.shutdownNow();
+            }
+        }
+    }
+
+    private static String scanOne(ScanCursor c) {
+        try (c) {
+            TreeEntry e = c.next();
+            assertThat(c.hasNext()).isFalse();
+            return EngineBasicsTest.s(e.value());
+        }
+    }
+
     @Test
     void aFailedPreconditionPreparesNothingAndAnAbortUndoesTheOthers() throws Exception {
         InMemoryStorage storage = new InMemoryStorage();
