@@ -7,7 +7,7 @@ package dev.lattice.engine;
  * @param stageCalls provider {@code stage} calls, retries included
  * @param commitCalls provider {@code commit} calls, retries included
  * @param batchesCommitted batches committed
- * @param entriesCommitted entries committed (one per write)
+ * @param entriesCommitted entries committed (one per write; a putAll's keys of one partition share entries)
  * @param bytesCommitted payload bytes committed
  * @param retries provider calls retried after a transient failure
  * @param failedBatches batches whose writes failed or ended unknown

@@ -257,7 +257,9 @@ public interface Tree {
     boolean delete(String key);
 
     /**
-     * Writes many keys, batched per partition, not atomically.
+     * Writes many keys, batched per partition, not atomically. The keys of one partition are logged together, in
+     * entries of at most 256 KiB (and within the provider's entry limit): keys of one entry take one version and are
+     * written whole or not at all, while a failure may leave other entries of the call written (docs/wal-format.md).
      *
      * @param entries keys and values
      * @throws NullPointerException if the map, a key or a value is null

@@ -615,24 +615,22 @@ final class TreeImpl implements PartialTree {
         if (ms.isEmpty()) {
             return;
         }
-        List<List<PendingWrite>> perLog = new ArrayList<>(java.util.Collections.nCopies(pipelines.length, null));
-        LogPipeline[] targets = new LogPipeline[pipelines.length];
-        CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
-        for (int i = 0; i < fs.length; i++) {
-            WalRecord.Mutation m = ms.get(i);
-            PendingWrite w = new PendingWrite(m);
-            int p = partitionOf(m.key());
-            if (partial) {
-                cluster.awaitResolved(hostedPipeline(p), List.of(m.key()), null, null, false);
+        if (partial) {
+            for (WalRecord.Mutation m : ms) {
+                cluster.awaitResolved(pipeline(m.key()), List.of(m.key()), null, null, false);
             }
-            if (perLog.get(p) == null) {
-                targets[p] = hostedPipeline(p);
-                perLog.set(p, new ArrayList<>());
-            }
-            perLog.get(p).add(w);
-            fs[i] = w.future;
         }
-        CompletableFuture<Void> all = CompletableFuture.allOf(fs);
+        LogPipeline[] targets = new LogPipeline[pipelines.length];
+        List<List<PendingWrite>> perLog = packPerLog(ms, targets);
+        List<CompletableFuture<?>> fs = new ArrayList<>();
+        for (List<PendingWrite> ws : perLog) {
+            if (ws != null) {
+                for (PendingWrite w : ws) {
+                    fs.add(w.future);
+                }
+            }
+        }
+        CompletableFuture<Void> all = CompletableFuture.allOf(fs.toArray(new CompletableFuture<?>[0]));
         LogPipeline.lead(all, me -> {
             for (int p = 0; p < perLog.size(); p++) {
                 if (perLog.get(p) != null) {
@@ -641,6 +639,15 @@ final class TreeImpl implements PartialTree {
             }
         });
         await(all);
+    }
+
+    /** A putAll's entries per partition ({@link PutAllEntries}); fills {@code targets} with their pipelines. */
+    private List<List<PendingWrite>> packPerLog(List<WalRecord.Mutation> ms, LogPipeline[] targets) {
+        return PutAllEntries.pack(ms, pipelines.length, this::partitionOf, p -> {
+            LogPipeline lp = hostedPipeline(p);
+            targets[p] = lp;
+            return (int) Math.min(lp.handle().descriptor().limits().maxEntryBytes(), ctx.config.maxBatchBytes);
+        });
     }
 
     /**
@@ -720,11 +727,26 @@ final class TreeImpl implements PartialTree {
         } catch (LatticeSaturatedException e) {
             return CompletableFuture.failedFuture(e);
         }
-        CompletableFuture<?>[] fs = new CompletableFuture<?>[ms.size()];
-        for (int i = 0; i < fs.length; i++) {
-            fs[i] = submit(ms.get(i));
+        if (ms.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
         }
-        return CompletableFuture.allOf(fs);
+        if (partial) {
+            for (WalRecord.Mutation m : ms) {
+                cluster.awaitResolved(pipeline(m.key()), List.of(m.key()), null, null, false);
+            }
+        }
+        LogPipeline[] targets = new LogPipeline[pipelines.length];
+        List<List<PendingWrite>> perLog = packPerLog(ms, targets);
+        List<CompletableFuture<?>> fs = new ArrayList<>();
+        for (int p = 0; p < perLog.size(); p++) {
+            if (perLog.get(p) != null) {
+                for (PendingWrite w : perLog.get(p)) {
+                    targets[p].submitAsync(w);
+                    fs.add(w.future);
+                }
+            }
+        }
+        return CompletableFuture.allOf(fs.toArray(new CompletableFuture<?>[0]));
     }
 
     @Override

@@ -130,7 +130,9 @@ class ResourceLimitTest {
         try (Lattice l = Lattice.open(LatticeConfig.builder().provider(new WithoutRunStore(counting), true)
                 .partitions(1).checkpointEveryEntries(50).build())) {
             Tree t = l.tree("cp");
-            fill(t, 40);
+            for (int i = 0; i < 40; i++) {
+                t.put("key-" + i, new byte[VALUE_BYTES]); // one entry each (a putAll would share entries)
+            }
             for (int i = 0; i < 15; i++) {
                 t.put("small-" + i, b("x")); // the checkpoint at 50 entries (~41 KB) fits
             }
