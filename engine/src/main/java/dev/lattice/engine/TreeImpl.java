@@ -615,11 +615,6 @@ final class TreeImpl implements PartialTree {
         if (ms.isEmpty()) {
             return;
         }
-        if (partial) {
-            for (WalRecord.Mutation m : ms) {
-                cluster.awaitResolved(pipeline(m.key()), List.of(m.key()), null, null, false);
-            }
-        }
         LogPipeline[] targets = new LogPipeline[pipelines.length];
         List<List<PendingWrite>> perLog = packPerLog(ms, targets);
         List<CompletableFuture<?>> fs = new ArrayList<>();
@@ -641,8 +636,16 @@ final class TreeImpl implements PartialTree {
         await(all);
     }
 
-    /** A putAll's entries per partition ({@link PutAllEntries}); fills {@code targets} with their pipelines. */
+    /**
+     * A putAll's entries per partition ({@link PutAllEntries}); fills {@code targets} with their pipelines. In a
+     * partial tree first waits while an unresolved atomic write holds one of the keys.
+     */
     private List<List<PendingWrite>> packPerLog(List<WalRecord.Mutation> ms, LogPipeline[] targets) {
+        if (partial) {
+            for (WalRecord.Mutation m : ms) {
+                cluster.awaitResolved(pipeline(m.key()), List.of(m.key()), null, null, false);
+            }
+        }
         return PutAllEntries.pack(ms, pipelines.length, this::partitionOf, p -> {
             LogPipeline lp = hostedPipeline(p);
             targets[p] = lp;
@@ -729,11 +732,6 @@ final class TreeImpl implements PartialTree {
         }
         if (ms.isEmpty()) {
             return CompletableFuture.completedFuture(null);
-        }
-        if (partial) {
-            for (WalRecord.Mutation m : ms) {
-                cluster.awaitResolved(pipeline(m.key()), List.of(m.key()), null, null, false);
-            }
         }
         LogPipeline[] targets = new LogPipeline[pipelines.length];
         List<List<PendingWrite>> perLog = packPerLog(ms, targets);

@@ -134,40 +134,23 @@ class PartialTreeAtomicTest {
      */
     @Test
     void aReadThatWaitsForADecidedWriteSeesItWhenItResolves() throws Exception {
-        InMemoryStorage storage = new InMemoryStorage();
-        try (Lattice a = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)));
-             Lattice b = open(storage, LatticeConfig.builder().admissionTimeout(Duration.ofSeconds(10)))) {
-            PartialTree ta = a.hostTree("t", TWO);
-            PartialTree tb = b.hostTree("t", TWO);
-            ta.host(0);
-            tb.host(1);
-            String k0 = keyIn(ta, 0, "a");
-            String k1 = keyIn(ta, 1, "b");
-            tb.put(k1, b("old"));
-            LogId coord = new LogId("t", 0);
+        try (TwoHosts h = TwoHosts.open(new InMemoryStorage(), Duration.ofSeconds(10))) {
+            String k0 = h.keyIn(0, "a");
+            String k1 = h.keyIn(1, "b");
+            h.tb().put(k1, b("old"));
             java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
             try {
                 List<java.util.function.Supplier<String>> reads = List.of(
-                        () -> EngineBasicsTest.s(tb.getAll(List.of(k1)).get(k1)),
-                        () -> scanOne(tb.scan(null, null, false)),
-                        () -> scanOne(tb.scan(1, null, null, false)));
-                int round = 0;
-                for (java.util.function.Supplier<String> read : reads) {
-                    int i = round++;
-                    String txn = "w" + i;
-                    String value = "new" + i;
-                    long f0 = ta.prepareAtomic(0, txn, coord, List.of(
-                            new AtomicOp(AtomicOp.Kind.PUT, k0, b(value), 0))).get(5, TimeUnit.SECONDS);
-                    long f1 = tb.prepareAtomic(1, txn, coord, List.of(
-                            new AtomicOp(AtomicOp.Kind.PUT, k1, b(value), 0))).get(5, TimeUnit.SECONDS);
-                    long version = ta.decideAtomic(0, txn, true, List.of(new LogId("t", 1)), Math.max(f0, f1))
-                            .get(5, TimeUnit.SECONDS);
-                    CompletableFuture<String> seen = CompletableFuture.supplyAsync(read, threads);
+                        () -> EngineBasicsTest.s(h.tb().getAll(List.of(k1)).get(k1)),
+                        () -> scanOne(h.tb().scan(null, null, false)),
+                        () -> scanOne(h.tb().scan(1, null, null, false)));
+                for (int i = 0; i < reads.size(); i++) {
+                    long version = h.decided("w" + i, k0, k1, "new" + i);
+                    CompletableFuture<String> seen = CompletableFuture.supplyAsync(reads.get(i), threads);
                     Thread.sleep(200);
                     assertThat(seen).as("read %d waits for the outcome", i).isNotDone();
-                    tb.resolveAtomic(1, txn, true, version).get(5, TimeUnit.SECONDS);
-                    assertThat(seen.get(5, TimeUnit.SECONDS)).as("read %d after the resolve", i).isEqualTo(value);
-                    ta.atomicResolvedAt(0, txn, new LogId("t", 1));
+                    h.resolve("w" + i, version);
+                    assertThat(seen.get(5, TimeUnit.SECONDS)).as("read %d after the resolve", i).isEqualTo("new" + i);
                 }
             } finally {
                 threads.shutdownNow();

@@ -100,6 +100,33 @@ class PutAllEntriesTest {
         }
     }
 
+    /** A shared entry waits while any one of its keys is held by an unresolved atomic write, then lands after it. */
+    @Test
+    void anEntryWaitsForAnAtomicWriteHoldingOneOfItsKeys() throws Exception {
+        try (TwoHosts h = TwoHosts.open(new InMemoryStorage(), java.time.Duration.ofSeconds(10))) {
+            Map<String, byte[]> m = new LinkedHashMap<>();
+            for (int i = 0; i < 5; i++) {
+                m.put(h.keyIn(1, "p" + i + "-"), EngineBasicsTest.b("bulk"));
+            }
+            List<String> keys = new ArrayList<>(m.keySet());
+            long version = h.decided("x", h.keyIn(0, "a"), keys.get(2), "atomic");
+            long before = h.b().stats().entriesCommitted();
+            java.util.concurrent.CompletableFuture<Void> bulk = java.util.concurrent.CompletableFuture.runAsync(
+                    () -> h.tb().putAll(m));
+            Thread.sleep(200);
+            assertThat(bulk).as("the entry waits for the atomic write's outcome").isNotDone();
+            assertThat(h.tb().get(keys.get(0))).as("no key of the entry landed alone").isEmpty();
+            h.resolve("x", version);
+            bulk.get(10, TimeUnit.SECONDS);
+            assertThat(h.b().stats().entriesCommitted() - before).as("the resolve and one shared entry").isEqualTo(2);
+            for (String k : keys) {
+                Versioned v = h.tb().getVersioned(k).orElseThrow();
+                assertThat(EngineBasicsTest.s(v.value())).as(k).isEqualTo("bulk");
+                assertThat(v.version()).as(k).isGreaterThan(version);
+            }
+        }
+    }
+
     @Test
     void manyPartitionsTakeOneEntryEach() {
         try (Lattice l = open(new InMemoryStorage())) {
